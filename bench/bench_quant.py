@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""blockscale casts vs the device's copy bandwidth, one run.
+
+Bytes counted: input read + FP8 written + scales written. The ceiling is a
+device-to-device copy of the input measured in the same run (read + write).
+PYTHONPATH=python python3 bench/bench_quant.py [--json F]
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+from triton.testing import do_bench
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+import blockscale  # noqa: E402
+from blockscale.reference import quantize_ref  # noqa: E402
+
+CASES = [  # (rows, cols, recipe, transpose, layout, what)
+    (32768, 4096, "1x128", False, "row_major", "activation 1x128 (LHS)"),
+    (32768, 4096, "128x1", False, "col_major", "activation 128x1 col-major (wgrad RHS)"),
+    (32768, 4096, "1x128", True, "row_major", "dY^T 1x128 (wgrad LHS)"),
+    (32768, 4096, "128x128", True, "col_major", "weight 128x128 (fwd B)"),
+    (32768, 4096, "128x128", False, "col_major", "weight^T 128x128 (dgrad B)"),
+    (65536, 8192, "1x128", False, "row_major", "activation 1x128, large"),
+    (65536, 8192, "128x1", False, "col_major", "activation 128x1, large"),
+    (4096, 7168, "1x128", False, "row_major", "activation 1x128, small"),
+]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "bench_quant.json"))
+    args = p.parse_args()
+    rows = []
+    for R, C, recipe, tr, layout, what in CASES:
+        x = torch.randn(R, C, device="cuda", dtype=torch.bfloat16)
+        q, s = blockscale.quantize(x, recipe, transpose=tr, layout=layout)
+        qr, sr = quantize_ref(x, recipe, transpose=tr)
+        exact = torch.equal(q.view(torch.uint8), qr.view(torch.uint8)) and torch.equal(s, sr)
+        ms = do_bench(lambda: blockscale.quantize(x, recipe, transpose=tr, layout=layout),
+                      warmup=25, rep=200, return_mode="median")
+        y = torch.empty_like(x)
+        copy_ms = do_bench(lambda: y.copy_(x), warmup=25, rep=200, return_mode="median")
+        nbytes = x.numel() * 2 + q.numel() + s.numel() * 4
+        gbs = nbytes / (ms * 1e-3) / 1e9
+        copy_gbs = 2 * x.numel() * 2 / (copy_ms * 1e-3) / 1e9
+        r = dict(rows=R, cols=C, recipe=recipe, transpose=tr, layout=layout, what=what,
+                 ms=ms, gbs=gbs, copy_gbs=copy_gbs, frac=gbs / copy_gbs, bit_exact=exact)
+        rows.append(r)
+        print(f"{what:42s} {R:6d}x{C:<5d} {ms * 1e3:8.1f} us {gbs:7.0f} GB/s  copy {copy_gbs:6.0f} GB/s"
+              f"  {100 * gbs / copy_gbs:5.1f}%  bit-exact={exact}", flush=True)
+        del x, q, s, qr, sr, y
+    with open(args.json, "w") as f:
+        json.dump({"date": time.strftime("%Y-%m-%d"), "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+/*===- blockscale.h - C API of the blockscale JIT ------------------*- C -*-===*\
+ *
+ * Opaque handles and status codes for hosts that cannot use the C++ API
+ * (the Python package loads this through ctypes). Every call that can fail
+ * returns a bs_status_t; bs_last_error() then gives the message (thread
+ * local, valid until the next failing call on the thread).
+ *
+ * Layouts (logical shapes, as in docs/Runtime.md):
+ *   A (M, K) FP8 row-major, row stride lda (multiple of 16)
+ *   A scales (M, ceil(K/128)) f32, M-contiguous, K-block stride ldsa (%4)
+ *   B given as (N, K) FP8 row-major (the (K, N) operand column-major)
+ *   B scales fwd/dgrad (ceil(K/128), ceil(N/128)) any strides (K, N);
+ *            wgrad     (ceil(K/128), N) N-contiguous, stride ldsb (%4)
+ *   C (M, N) row-major, row stride ldc (16-byte multiple)
+ *
+\*===----------------------------------------------------------------------===*/
+#ifndef BLOCKSCALE_C_BLOCKSCALE_H
+#define BLOCKSCALE_C_BLOCKSCALE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BS_API __attribute__((visibility("default")))
+
+typedef enum {
+  BS_SUCCESS = 0,
+  BS_ERROR_INVALID_ARGUMENT = 1, /* bad description, shape, stride, pointer */
+  BS_ERROR_COMPILE = 2,          /* MLIR pipeline or NVRTC failed */
+  BS_ERROR_NO_DEVICE = 3,        /* no libcuda / no GPU */
+  BS_ERROR_CUDA = 4,             /* a CUDA driver call failed */
+  BS_ERROR_INTERNAL = 5
+} bs_status_t;
+
+typedef enum { BS_FORM_FWD = 0, BS_FORM_DGRAD = 1, BS_FORM_WGRAD = 2 } bs_form_t;
+typedef enum { BS_FP8_E4M3 = 0, BS_FP8_E5M2 = 1 } bs_fp8_t;
+typedef enum { BS_DTYPE_BF16 = 0, BS_DTYPE_F16 = 1, BS_DTYPE_F32 = 2 } bs_dtype_t;
+
+typedef struct bs_gemm_kernel_s *bs_gemm_kernel_t;
+typedef struct bs_quant_kernel_s *bs_quant_kernel_t;
+
+typedef struct {
+  int32_t struct_size; /* sizeof(bs_gemm_desc_t), set by bs_gemm_desc_init */
+  bs_form_t form;
+  int64_t m; /* -1: dynamic, given at launch */
+  int64_t n, k;
+  bs_fp8_t a_type, b_type;
+  bs_dtype_t out_dtype; /* BF16 or F32 */
+  int32_t accumulate;   /* C += A @ B (F32 only) */
+  int64_t m_hint;       /* M the tile selection plans for when m = -1 */
+  const char *force_tile; /* NULL or e.g. "bm=128,bn=128,stages=4" */
+  int32_t num_sms;        /* 0: the current GPU's (132 without one) */
+  int32_t debug_hang;     /* compile mbarrier waits that trap on a hang */
+} bs_gemm_desc_t;
+
+typedef struct {
+  int32_t struct_size;
+  const void *a, *a_scale, *b, *b_scale;
+  void *c;
+  int64_t m; /* required when the kernel's M is dynamic */
+  int64_t lda, ldb, ldc, ldsa, ldsb; /* 0: dense / default */
+  int64_t sb_stride_k, sb_stride_n;  /* fwd/dgrad B scales; 0,0: default */
+  void *workspace;                   /* NULL: runtime-owned */
+  size_t workspace_bytes;
+} bs_gemm_args_t;
+
+typedef struct {
+  int32_t struct_size;
+  bs_dtype_t in_dtype;
+  bs_fp8_t out_type;
+  int32_t block_rows, block_cols; /* recipe of the logical result */
+  int32_t transpose;              /* logical result is input^T */
+  int32_t col_major;              /* physical order of the result */
+  int64_t rows, cols;             /* input; rows = -1: dynamic */
+} bs_quant_desc_t;
+
+typedef struct {
+  int32_t struct_size;
+  const void *x;
+  void *q;
+  float *scale;
+  int64_t rows; /* required when dynamic */
+  int64_t ldx, ldq, ld_scale; /* 0: dense / default */
+} bs_quant_args_t;
+
+BS_API const char *bs_version(void);
+BS_API const char *bs_last_error(void);
+
+BS_API void bs_gemm_desc_init(bs_gemm_desc_t *desc);
+BS_API void bs_gemm_args_init(bs_gemm_args_t *args);
+/* Runs the pipeline, the emitter and NVRTC (or a cache) once per desc. */
+BS_API bs_status_t bs_gemm_kernel_create(const bs_gemm_desc_t *desc,
+                                         bs_gemm_kernel_t *out);
+BS_API void bs_gemm_kernel_destroy(bs_gemm_kernel_t kernel);
+/* stream: a CUstream (cudaStream_t); NULL is the legacy default stream. */
+BS_API bs_status_t bs_gemm_launch(bs_gemm_kernel_t kernel,
+                                  const bs_gemm_args_t *args, void *stream);
+BS_API size_t bs_gemm_workspace_size(bs_gemm_kernel_t kernel, int64_t m);
+/* One line: spec, launch config, cache key, compile time, registers,
+ * spills, whether it came from the disk cache. */
+BS_API bs_status_t bs_gemm_kernel_info(bs_gemm_kernel_t kernel, char *buf,
+                                       size_t len);
+
+BS_API void bs_quant_desc_init(bs_quant_desc_t *desc);
+BS_API void bs_quant_args_init(bs_quant_args_t *args);
+BS_API bs_status_t bs_quant_kernel_create(const bs_quant_desc_t *desc,
+                                          bs_quant_kernel_t *out);
+BS_API void bs_quant_kernel_destroy(bs_quant_kernel_t kernel);
+BS_API bs_status_t bs_quant_launch(bs_quant_kernel_t kernel,
+                                   const bs_quant_args_t *args, void *stream);
+/* Logical scale shape, strides (elements) and f32 count to allocate for a
+ * cast of `rows` rows with scale leading stride ld_scale (0: default):
+ * out = {rows, cols, stride_row, stride_col, alloc_elements}. */
+BS_API bs_status_t bs_quant_scale_geometry(const bs_quant_desc_t *desc,
+                                           int64_t rows, int64_t ld_scale,
+                                           int64_t out[5]);
+
+/* The CUDA source the JIT would compile for a description (no GPU needed).
+ * Writes at most len bytes (NUL-terminated); returns the full length + 1 in
+ * *needed. */
+BS_API bs_status_t bs_gemm_source(const bs_gemm_desc_t *desc, char *buf,
+                                  size_t len, size_t *needed);
+
+/* Process-wide counters of the kernel registry. */
+BS_API void bs_cache_stats(int64_t out[4]); /* mem hits, disk hits,
+                                               compiles, corrupt entries */
+BS_API void bs_clear_memory_cache(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLOCKSCALE_C_BLOCKSCALE_H */

@@ -1,0 +1,45 @@
+//===- BlockScale.h - blockscale dialect ------------------------*- C++ -*-===//
+#ifndef BLOCKSCALE_DIALECT_BLOCKSCALE_IR_BLOCKSCALE_H
+#define BLOCKSCALE_DIALECT_BLOCKSCALE_IR_BLOCKSCALE_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "blockscale/Dialect/BlockScale/IR/BlockScaleDialect.h.inc"
+#include "blockscale/Dialect/BlockScale/IR/BlockScaleEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "blockscale/Dialect/BlockScale/IR/BlockScaleAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "blockscale/Dialect/BlockScale/IR/BlockScaleOps.h.inc"
+
+namespace mlir::blockscale {
+
+/// Block extent (rows, cols) of a recipe; tensorwise is {0, 0}.
+std::pair<int64_t, int64_t> getBlockShape(ScaleRecipe recipe);
+
+/// Logical scale shape for a tensor of logical `shape` quantized with
+/// `recipe` (ceil-div per block; dynamic stays dynamic). Tensorwise gives {}.
+SmallVector<int64_t> getScaleShape(ArrayRef<int64_t> shape, ScaleRecipe recipe);
+
+/// The FP8 format of an element type, if it is one.
+std::optional<FP8Format> getFP8Format(Type type);
+
+/// Largest finite value of an FP8 format (448 for e4m3fn, 57344 for e5m2).
+double getFP8Max(FP8Format format);
+
+/// "1x128" etc., for diagnostics.
+StringRef getRecipeDisplayName(ScaleRecipe recipe);
+
+/// Prints a shape as "4096x?x7" for diagnostics.
+std::string shapeToString(ArrayRef<int64_t> shape);
+
+} // namespace mlir::blockscale
+
+#endif // BLOCKSCALE_DIALECT_BLOCKSCALE_IR_BLOCKSCALE_H

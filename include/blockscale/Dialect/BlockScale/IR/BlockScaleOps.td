@@ -1,0 +1,139 @@
+//===- BlockScaleOps.td - blockscale operations ------------*- tablegen -*-===//
+
+#ifndef BLOCKSCALE_DIALECT_BLOCKSCALE_IR_OPS_TD
+#define BLOCKSCALE_DIALECT_BLOCKSCALE_IR_OPS_TD
+
+include "blockscale/Dialect/BlockScale/IR/BlockScaleBase.td"
+include "blockscale/Dialect/BlockScale/IR/BlockScaleAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def BlockScale_FP8Tensor2D : TensorRankOf<[F8E4M3FN, F8E5M2], [2]>;
+def BlockScale_ScaleTensor : TensorOf<[F32]>;
+
+//===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+def BlockScale_QuantizeOp : BlockScale_Op<"quantize", [Pure]> {
+  let summary = "Quantize a 2-D tensor to FP8 with blockwise decode scales";
+  let description = [{
+    Computes, for every block of the (optionally transposed) input, the f32
+    decode scale `s = max(amax, 1e-12) / fp8_max` and the FP8 values
+    `q = rne_satfinite(x * (fp8_max / max(amax, 1e-12)))`. A partial block at
+    a tail uses the amax of its valid elements.
+
+    The input is a row-major `(R, C)` tensor. The logical result has shape
+    `(R, C)`, or `(C, R)` with `transpose`; `recipe` is relative to the
+    logical result and `layout` is the physical order of the result. So the
+    kernel writes the data transposed exactly when `transpose` and
+    `layout = col_major` differ, and the matmul kernels can consume the
+    result without any copy. `scale_layout` is the physical layout of the
+    scales (set by `--blockscale-pad-scales` when absent).
+
+    The three activation casts and two weight casts of the FP8 recipe:
+
+    ```mlir
+    // LHS activations, 1x128 along K.
+    %xq, %xs = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>}
+        : tensor<4096x7168xbf16> -> tensor<4096x7168xf8E4M3FN>, tensor<4096x56xf32>
+    // Weight W (N, K) as the forward B operand (K, N), K-contiguous.
+    %wq, %ws = blockscale.quantize %w {recipe = #blockscale.recipe<blk_128x128>,
+                                        transpose, layout = #blockscale.layout<col_major>}
+        : tensor<2112x7168xbf16> -> tensor<7168x2112xf8E4M3FN>, tensor<56x17xf32>
+    // dY^T as the grad-weight A operand (1x128 along tokens).
+    %gq, %gs = blockscale.quantize %dy {recipe = #blockscale.recipe<blk_1x128>, transpose}
+        : tensor<8192x4096xbf16> -> tensor<4096x8192xf8E4M3FN>, tensor<4096x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    TensorRankOf<[BF16, F16, F32], [2]>:$input,
+    BlockScale_ScaleRecipeAttr:$recipe,
+    DefaultValuedAttr<BlockScale_LayoutAttr,
+                      "::mlir::blockscale::Layout::row_major">:$layout,
+    UnitAttr:$transpose,
+    OptionalAttr<BlockScale_ScaleLayoutAttr>:$scale_layout);
+  let results = (outs BlockScale_FP8Tensor2D:$result,
+                      BlockScale_ScaleTensor:$scale);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True when the kernel must write the input's transpose physically.
+    bool writesTransposed() {
+      return getTranspose() != (getLayout() == Layout::col_major);
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+def BlockScale_MatmulOp : BlockScale_Op<"matmul", [Pure]> {
+  let summary = "Blockwise-scaled FP8 matrix multiplication";
+  let description = [{
+    `C(M, N) = sum_kb (A[:, kb] @ B[kb, :]) * sA * sB`, accumulated in f32 with
+    one scale per 128-deep K-block, written as bf16 or f32. With an `acc`
+    operand the product is added to it (`C = acc + A @ B`, f32 only; the
+    grad-weight accumulation of training).
+
+    Supported recipe pairs are the three training GEMMs of the DeepSeek-V3
+    FP8 recipe:
+
+    | form            | A         | B           | scales of B      |
+    |-----------------|-----------|-------------|------------------|
+    | `fwd`, `dgrad`  | `1x128`   | `128x128`   | `(ceil(K/128), ceil(N/128))` |
+    | `wgrad`         | `1x128`   | `128x1`     | `(ceil(K/128), N)` |
+
+    and the scales of A are `(M, ceil(K/128))`. `a_layout`/`b_layout` are the
+    physical orders of the logical `(M, K)` and `(K, N)` operands (the
+    kernels need both K-contiguous: `row_major` A, `col_major` B; checked by
+    `--blockscale-verify-layouts`). `lda`/`ldb`/`ldc` are optional physical
+    leading dimensions in elements when rows are padded. `tile` is filled in
+    by `--blockscale-select-tiles`.
+
+    ```mlir
+    %c = blockscale.matmul %a[%as], %b[%bs] {
+           form = #blockscale.form<fwd>,
+           a_recipe = #blockscale.recipe<blk_1x128>,
+           b_recipe = #blockscale.recipe<blk_128x128>}
+        : tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>,
+          tensor<7168x2112xf8E4M3FN>, tensor<56x17xf32> -> tensor<?x2112xbf16>
+    ```
+  }];
+  let arguments = (ins
+    BlockScale_FP8Tensor2D:$a,
+    BlockScale_ScaleTensor:$a_scale,
+    BlockScale_FP8Tensor2D:$b,
+    BlockScale_ScaleTensor:$b_scale,
+    Optional<TensorRankOf<[BF16, F32], [2]>>:$acc,
+    BlockScale_GemmFormAttr:$form,
+    BlockScale_ScaleRecipeAttr:$a_recipe,
+    BlockScale_ScaleRecipeAttr:$b_recipe,
+    DefaultValuedAttr<BlockScale_LayoutAttr,
+                      "::mlir::blockscale::Layout::row_major">:$a_layout,
+    DefaultValuedAttr<BlockScale_LayoutAttr,
+                      "::mlir::blockscale::Layout::col_major">:$b_layout,
+    OptionalAttr<BlockScale_ScaleLayoutAttr>:$a_scale_layout,
+    OptionalAttr<BlockScale_ScaleLayoutAttr>:$b_scale_layout,
+    OptionalAttr<I64Attr>:$lda,
+    OptionalAttr<I64Attr>:$ldb,
+    OptionalAttr<I64Attr>:$ldc,
+    OptionalAttr<BlockScale_TileConfigAttr>:$tile);
+  let results = (outs TensorRankOf<[BF16, F32], [2]>:$c);
+  let assemblyFormat = [{
+    $a `[` $a_scale `]` `,` $b `[` $b_scale `]` (`acc` `(` $acc^ `:` type($acc) `)`)?
+    attr-dict `:` type($a) `,` type($a_scale) `,` type($b) `,` type($b_scale)
+    `->` type($c)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Logical sizes; ShapedType::kDynamic when unknown.
+    int64_t getM() { return getA().getType().getDimSize(0); }
+    int64_t getN() { return getB().getType().getDimSize(1); }
+    int64_t getK() { return getA().getType().getDimSize(1); }
+  }];
+}
+
+#endif // BLOCKSCALE_DIALECT_BLOCKSCALE_IR_OPS_TD

@@ -1,0 +1,47 @@
+//===- Passes.h - blockscale passes -----------------------------*- C++ -*-===//
+#ifndef BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_PASSES_H
+#define BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_PASSES_H
+
+#include "blockscale/Dialect/BlockScale/IR/BlockScale.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::blockscale {
+
+#define GEN_PASS_DECL
+#include "blockscale/Dialect/BlockScale/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "blockscale/Dialect/BlockScale/Transforms/Passes.h.inc"
+
+/// Options of the pipeline the JIT runs before emitting CUDA.
+struct JitPipelineOptions : public PassPipelineOptions<JitPipelineOptions> {
+  PassOptions::Option<int64_t> numSMs{
+      *this, "num-sms", llvm::cl::desc("SM count of the target GPU"),
+      llvm::cl::init(132)};
+  PassOptions::Option<int64_t> smemBytes{
+      *this, "smem-bytes", llvm::cl::desc("Dynamic shared memory per CTA"),
+      llvm::cl::init(232448)};
+  PassOptions::Option<int64_t> mHint{
+      *this, "m-hint", llvm::cl::desc("M to plan for when M is dynamic"),
+      llvm::cl::init(4096)};
+  PassOptions::Option<std::string> force{
+      *this, "force", llvm::cl::desc("Forced tile configuration"),
+      llvm::cl::init("")};
+};
+
+/// pad-scales -> verify-layouts -> select-tiles: what the JIT runs.
+void buildJitPipeline(OpPassManager &pm, const JitPipelineOptions &options);
+
+/// Registers every pass and `--blockscale-jit-pipeline` for blockscale-opt.
+void registerBlockScalePassesAndPipelines();
+
+/// The scale layout the Hopper kernels read for an operand quantized with
+/// `recipe` and playing the role of `isA ? A : B`.
+ScaleLayoutAttr getRequiredScaleLayout(MLIRContext *ctx, ScaleRecipe recipe,
+                                       bool isA);
+
+} // namespace mlir::blockscale
+
+#endif // BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_PASSES_H

@@ -1,0 +1,71 @@
+//===- Passes.td - blockscale transformation passes --------*- tablegen -*-===//
+
+#ifndef BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_PASSES_TD
+#define BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def BlockScalePadScales : Pass<"blockscale-pad-scales", "::mlir::ModuleOp"> {
+  let summary = "Give every scale operand the physical layout the kernels read";
+  let description = [{
+    Chooses the physical layout of each matmul scale operand and of the
+    `blockscale.quantize` op that produces it, so that the quantize kernel
+    writes scales exactly where the matmul kernel reads them:
+
+    * 1x128 scales of A, `(M, ceil(K/128))`: M-contiguous (`col_major`), the
+      K-block stride rounded up to 4 elements: each K-block's column is read
+      by one TMA box, and TMA needs 16-byte global strides.
+    * 128x128 scales of B, `(ceil(K/128), ceil(N/128))`: K-contiguous
+      (`col_major`) with the K-block stride rounded up to 4, cuBLASLt's rule
+      for `BLK128x128` scales, so the same buffers work with cuBLASLt.
+    * 128x1 scales of B, `(ceil(K/128), N)`: N-contiguous (`row_major`),
+      rounded up to 4 for TMA.
+
+    A layout the user already wrote is kept when it satisfies the rule and is
+    an error naming the needed layout when it does not; a scale tensor that
+    feeds two consumers with different needs is an error too. No copies are
+    inserted.
+  }];
+}
+
+def BlockScaleVerifyLayouts : Pass<"blockscale-verify-layouts", "::mlir::ModuleOp"> {
+  let summary = "Check operand and scale layouts against the Hopper kernels";
+  let description = [{
+    FP8 `wgmma` reads both operands K-major from shared memory and TMA needs
+    16-byte aligned global strides. This pass fails with a diagnostic that
+    names the layout needed when:
+
+    * A is not `row_major` or B is not `col_major` (K-contiguous);
+    * a row stride (`K` or `lda`/`ldb`, `N` or `ldc`) is not a multiple of
+      16 bytes, or a given leading dimension is smaller than the extent;
+    * a scale layout is missing (run `--blockscale-pad-scales`) or is not the
+      one the kernel reads;
+    * a quantize op's scale layout does not match what its consumer expects.
+
+    It never rewrites IR.
+  }];
+}
+
+def BlockScaleSelectTiles : Pass<"blockscale-select-tiles", "::mlir::ModuleOp"> {
+  let summary = "Choose a tile configuration per matmul from shape and device";
+  let description = [{
+    Attaches a `#blockscale.tile` to every matmul without one, chosen by the
+    analytic model of docs/TileSelection.md: for each candidate (BM, BN,
+    split-K) it estimates per-tile tensor-core time (with an efficiency for
+    narrow wgmma and the promotion FMAs), L2 and HBM traffic, the epilogue,
+    and wave quantization over `num-sms` persistent CTAs, then sizes the
+    pipeline to the shared memory left after the epilogue buffer.
+  }];
+  let options = [
+    Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
+           "Streaming multiprocessors of the target GPU">,
+    Option<"smemBytes", "smem-bytes", "int64_t", /*default=*/"232448",
+           "Dynamic shared memory a CTA may use (bytes)">,
+    Option<"mHint", "m-hint", "int64_t", /*default=*/"4096",
+           "M to plan for when M is dynamic">,
+    Option<"force", "force", "std::string", /*default=*/"\"\"",
+           "Force a configuration, e.g. 'bm=128,bn=128,stages=4,splits=1'">
+  ];
+}
+
+#endif // BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_PASSES_TD

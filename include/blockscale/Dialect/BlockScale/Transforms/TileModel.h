@@ -1,0 +1,54 @@
+//===- TileModel.h - analytic tile-configuration model ----------*- C++ -*-===//
+//
+// Plain C++ (no MLIR): used by --blockscale-select-tiles and by the bench to
+// print what the model predicted next to what was measured.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_TILEMODEL_H
+#define BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_TILEMODEL_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace blockscale {
+
+struct TileChoice {
+  int bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128;
+  int splits = 1, raster = 8;
+  double predictedSeconds = 0; // model estimate, for reports
+  std::string str() const;
+};
+
+struct GemmProblem {
+  int64_t m, n, k;
+  bool wgrad = false;
+  int outBytes = 2; // 2 = bf16, 4 = f32
+  bool accumulate = false;
+};
+
+/// Device parameters of the model. Defaults: H100/H200 SXM (132 SMs).
+struct DeviceModel {
+  int numSMs = 132;
+  int smemBytes = 232448;
+  double clockHz = 1.71e9;           // SM clock seen under FP8 load (ncu)
+  double hbmBytesPerSec = 3.3e12;    // achievable HBM for GEMM streams
+  double launchSeconds = 4.0e-6;     // launch + drain
+};
+
+/// Whether a configuration is one the kernel templates implement.
+bool isValidTile(int bm, int bn);
+
+/// Model estimate in seconds for one configuration (stages are filled in).
+double estimateSeconds(const GemmProblem &p, const DeviceModel &d,
+                       TileChoice &c);
+
+/// Best configuration by the model.
+TileChoice selectTile(const GemmProblem &p, const DeviceModel &d);
+
+/// Every candidate the model considered with its estimate, best first.
+std::vector<TileChoice> rankTiles(const GemmProblem &p, const DeviceModel &d);
+
+} // namespace blockscale
+
+#endif

@@ -1,0 +1,74 @@
+//===- Gemm.h - describing and launching GEMMs and casts --------*- C++ -*-===//
+#ifndef BLOCKSCALE_RUNTIME_GEMM_H
+#define BLOCKSCALE_RUNTIME_GEMM_H
+
+#include "blockscale/Runtime/KernelSpec.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace blockscale {
+
+/// A blockwise-scaled FP8 GEMM, C(M, N) = A(M, K) @ B(K, N) with A row-major
+/// (1x128 scales) and B column-major, i.e. given as N rows of K (128x128
+/// scales for fwd/dgrad, 128x1 for wgrad). See docs/Runtime.md.
+struct GemmDesc {
+  GemmForm form = GemmForm::Fwd;
+  int64_t m = -1; // -1: dynamic (pass M at launch); plan for mHint
+  int64_t n = 0, k = 0;
+  Fp8Type a = Fp8Type::E4M3, b = Fp8Type::E4M3;
+  DType out = DType::BF16;
+  bool accumulate = false; // C += A @ B (f32 output only)
+  int64_t mHint = 4096;
+  std::string forceTile; // e.g. "bm=128,bn=128,stages=4"; empty = model
+  int numSMs = 0;        // 0: the current device's, or 132 without a GPU
+
+  std::string key() const;
+  llvm::Error validate() const;
+};
+
+/// Device pointers and run-time sizes of one GEMM launch.
+struct GemmArgs {
+  const void *a = nullptr;  // (M, K) FP8, row stride lda
+  const float *sa = nullptr; // (M, ceil(K/128)) M-contiguous, stride ldsa
+  const void *b = nullptr;  // (N, K) FP8 row-major, row stride ldb
+  const float *sb = nullptr; // fwd: (Kb, Nb) strides sbStrideK/N; wgrad:
+                             // (Kb, N) N-contiguous, stride ldsb
+  void *c = nullptr;         // (M, N) row-major, row stride ldc
+  int64_t m = -1;            // required when the kernel's M is dynamic
+  int64_t lda = 0, ldb = 0, ldc = 0;   // 0: dense
+  int64_t ldsa = 0;                    // 0: round_up(M, 4)
+  int64_t ldsb = 0;                    // wgrad: 0 -> round_up(N, 4)
+  int64_t sbStrideK = 0, sbStrideN = 0; // fwd: 0,0 -> 1, round_up(Kb, 4)
+  void *workspace = nullptr; // split-K scratch, nullptr: runtime-owned
+  size_t workspaceBytes = 0;
+};
+
+/// A blockwise FP8 cast (see blockscale.quantize).
+struct QuantDesc {
+  DType in = DType::BF16;
+  Fp8Type out = Fp8Type::E4M3;
+  /// Logical recipe of the result: "1x128", "128x128", "128x1".
+  int blockRows = 1, blockCols = 128;
+  bool transpose = false;   // logical result is input^T
+  bool colMajor = false;    // physical order of the result
+  int64_t rows = -1, cols = 0; // input (rows may be dynamic: -1)
+
+  std::string key() const;
+  llvm::Error validate() const;
+  bool writesTransposed() const { return transpose != colMajor; }
+};
+
+struct QuantArgs {
+  const void *x = nullptr;
+  void *q = nullptr;
+  float *s = nullptr;
+  int64_t rows = -1;        // required when dynamic
+  int64_t ldx = 0, ldq = 0; // 0: dense
+  int64_t ldScale = 0;      // 0: round_up(contiguous extent, 4)
+};
+
+} // namespace blockscale
+
+#endif

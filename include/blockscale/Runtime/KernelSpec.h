@@ -1,0 +1,73 @@
+//===- KernelSpec.h - what a generated kernel is ----------------*- C++ -*-===//
+//
+// Plain data shared by the emitter (which writes it into the generated
+// source as a `// blockscale-spec:` line), the runtime (which launches from
+// it without MLIR) and the C API.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BLOCKSCALE_RUNTIME_KERNELSPEC_H
+#define BLOCKSCALE_RUNTIME_KERNELSPEC_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace blockscale {
+
+enum class GemmForm { Fwd = 0, Dgrad = 1, Wgrad = 2 };
+enum class Fp8Type { E4M3 = 0, E5M2 = 1 };
+enum class DType { BF16 = 0, F16 = 1, F32 = 2 };
+enum class KernelKind { Gemm = 0, Quantize = 1 };
+
+llvm::StringRef toString(GemmForm f);
+llvm::StringRef toString(Fp8Type t);
+llvm::StringRef toString(DType t);
+int dtypeBytes(DType t);
+
+/// Compile-time parameters of a GEMM kernel (its template arguments).
+struct GemmKernelSpec {
+  GemmForm form = GemmForm::Fwd;
+  Fp8Type a = Fp8Type::E4M3, b = Fp8Type::E4M3;
+  DType out = DType::BF16;
+  bool accumulate = false;
+  int bm = 128, bn = 128, stages = 4;
+  int cluster = 1; // 2: CTA pairs share A through TMA multicast
+  bool wgrad() const { return form == GemmForm::Wgrad; }
+  int threads() const { return 128 * (bm / 64 + 1); }
+  int smemBytes() const;
+};
+
+/// Compile-time parameters of a cast kernel, in the input's frame.
+struct QuantKernelSpec {
+  DType in = DType::BF16;
+  Fp8Type out = Fp8Type::E4M3;
+  int br = 1, bc = 128; // block rows x cols of the input
+  bool transposed = false;
+  int threads() const { return 256; }
+};
+
+struct KernelSpec {
+  KernelKind kind = KernelKind::Gemm;
+  std::string name; // extern "C" symbol
+  GemmKernelSpec gemm;
+  QuantKernelSpec quant;
+
+  /// One line: "kind=gemm name=... bm=128 ...".
+  std::string serialize() const;
+  static llvm::Expected<KernelSpec> parse(llvm::StringRef line);
+  /// Finds the `// blockscale-spec:` line of a generated source.
+  static llvm::Expected<KernelSpec> fromSource(llvm::StringRef source);
+};
+
+/// Launch-time decisions of the tile selection that are kernel arguments,
+/// not template parameters (so one binary serves every split count).
+struct GemmLaunchConfig {
+  int splits = 1;
+  int raster = 8;
+};
+
+} // namespace blockscale
+
+#endif

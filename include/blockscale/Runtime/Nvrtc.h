@@ -1,0 +1,40 @@
+//===- Nvrtc.h - run-time CUDA compilation ----------------------*- C++ -*-===//
+#ifndef BLOCKSCALE_RUNTIME_NVRTC_H
+#define BLOCKSCALE_RUNTIME_NVRTC_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace blockscale {
+
+struct CompileOptions {
+  bool ptx = false;               // PTX for compute_90a instead of a cubin
+  std::string arch = "90a";
+  std::vector<std::string> extra; // e.g. "-DBS_DEBUG_HANG"
+  /// The options as passed to NVRTC (part of the cache key).
+  std::vector<std::string> flags() const;
+};
+
+struct CompileOutput {
+  std::string binary; // cubin bytes or PTX text
+  std::string log;    // NVRTC + ptxas log
+  int registers = -1; // from ptxas -v, per kernel (max), -1 if unknown
+  int spillBytes = 0; // spill stores + loads reported by ptxas
+  double seconds = 0;
+};
+
+/// "13.0" or an error if NVRTC cannot be loaded.
+llvm::Expected<std::string> nvrtcVersion();
+
+/// Compiles `source` with the embedded kernel templates as headers. The
+/// error carries NVRTC's log.
+llvm::Expected<CompileOutput> compileCuda(llvm::StringRef source,
+                                          llvm::StringRef programName,
+                                          const CompileOptions &options);
+
+} // namespace blockscale
+
+#endif

@@ -1,0 +1,43 @@
+//===- CudaEmitter.h - blockscale ops to CUDA sources -----------*- C++ -*-===//
+//
+// The emitter writes a small CUDA translation unit per kernel: the spec line
+// the runtime reads, the operand-type macro, an include of the kernel
+// template family, and an extern "C" __global__ that instantiates it with the
+// op's layouts, dtypes and tile configuration as template arguments.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BLOCKSCALE_TARGET_CUDA_CUDAEMITTER_H
+#define BLOCKSCALE_TARGET_CUDA_CUDAEMITTER_H
+
+#include "blockscale/Runtime/Gemm.h"
+#include "blockscale/Runtime/KernelSpec.h"
+#include "blockscale/Runtime/SourceGen.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+namespace mlir::blockscale {
+class MatmulOp;
+class QuantizeOp;
+
+struct EmittedKernel {
+  ::blockscale::KernelSpec spec;
+  ::blockscale::GemmLaunchConfig launch; // GEMMs only
+  std::string source;
+};
+
+/// Needs a `tile` attribute (run --blockscale-select-tiles first).
+FailureOr<EmittedKernel> emitGemmKernel(MatmulOp op);
+FailureOr<EmittedKernel> emitQuantizeKernel(QuantizeOp op);
+
+/// Every matmul and quantize op of `module`, in order, one source each,
+/// separated by `// ----- kernel <name>` lines.
+LogicalResult translateModuleToCuda(ModuleOp module, llvm::raw_ostream &os);
+
+/// Registers --blockscale-emit-cuda (and --blockscale-emit-ptx, which also
+/// runs NVRTC) with the translation registry.
+void registerToCudaTranslations();
+
+} // namespace mlir::blockscale
+
+#endif

@@ -1,0 +1,567 @@
+//===- gemm_sm90.cuh - blockwise-scaled FP8 GEMM for Hopper ------*- CUDA -*-===//
+//
+// C(M, N) = sum_kb (A[:, kb] @ B[kb, :]) * sA[m, kb] * sB[kb, .]
+//
+// A is (M, K) row-major FP8 with one f32 scale per row per 128-deep K-block.
+// B is given N-by-K row-major (the (K, N) operand K-contiguous) with either one
+// scale per 128x128 block (forward / grad-input) or one per column per K-block
+// (grad-weight). Both operands must be K-major because FP8 wgmma reads only
+// K-major shared-memory operands.
+//
+// Structure (one persistent CTA per SM, warp-specialized):
+//  * the last warpgroup is the producer: one thread streams 128-deep K-slices
+//    of A, B and their scales with TMA into a STAGES-deep ring, each stage
+//    guarded by a "full" mbarrier (TMA transaction bytes) and an "empty"
+//    mbarrier (one arrival per consumer warp);
+//  * BM/64 consumer warpgroups each own 64 rows of the tile. Per K-block they
+//    issue four m64nBNk32 wgmmas into a fresh f32 accumulator and then fold it
+//    into the running accumulator with the block's scales ("promotion"): the
+//    scale changes every 128 K, so it cannot live inside the tensor-core
+//    accumulation. While one warpgroup promotes, the other's wgmma keeps the
+//    tensor cores busy;
+//  * the epilogue converts, writes the fragment to 128/64/32-byte swizzled
+//    shared memory (bank-conflict free) and issues TMA stores (or TMA
+//    reduce-adds for C += AB) that run while the next tile's mainloop starts;
+//  * tiles are visited in groups of `raster` N-tiles so that the tiles in
+//    flight at any moment share A and B panels in L2;
+//  * with CLUSTER = 2, the two CTAs of a cluster compute horizontally adjacent
+//    tiles (same rows of A): each loads half of the A tile and multicasts it
+//    into both CTAs' shared memory, so A is read from L2 once per pair. A
+//    stage is then free only when the consumers of both CTAs released it, so
+//    consumers also arrive on the peer's "empty" barrier;
+//  * optional split-K: each (tile, split) unit writes its f32 partial to a
+//    workspace; the last of the splits to arrive (a counter per tile and
+//    warpgroup) adds the others and runs the epilogue, then resets the counter.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BLOCKSCALE_KERNELS_GEMM_SM90_CUH
+#define BLOCKSCALE_KERNELS_GEMM_SM90_CUH
+
+#include "blockscale/params.h"
+#include "blockscale/ptx_sm90.cuh"
+#include "blockscale/wgmma_fp8.cuh"
+
+namespace bs {
+
+template <int BM_, int BN_, int STAGES_, bool WGRAD_, bool OUT_F32_,
+          bool ACCUMULATE_, int CLUSTER_ = 1>
+struct GemmSm90 {
+  static constexpr int BM = BM_, BN = BN_, BK = 128, STAGES = STAGES_;
+  static constexpr bool WGRAD = WGRAD_, OUT_F32 = OUT_F32_;
+  static constexpr bool ACCUMULATE = ACCUMULATE_;
+  static constexpr int CLUSTER = CLUSTER_;
+  static_assert(CLUSTER == 1 || CLUSTER == 2, "pairs of CTAs at most");
+  static_assert(BM == 64 || BM == 128, "one or two m64 consumer warpgroups");
+  static_assert(BN % 16 == 0 && BN >= 16 && BN <= 192, "wgmma N");
+  // A tile may straddle at most two 128-wide scale blocks of B (see
+  // TileConfigAttr::verify): holds iff 128 - gcd(BN, 128) + BN <= 256.
+  static_assert(BN <= 128 || BN == 144 || BN == 160 || BN == 192,
+                "BN would straddle three 128x128 scale blocks");
+
+  static constexpr int kConsumers = BM / 64;
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kAcc = BN / 2; // f32 accumulators per thread
+  static constexpr int kOutBytes = OUT_F32 ? 4 : 2;
+
+  // Epilogue staging: chunks of `kSwz` bytes per row so that TMA can swizzle
+  // them (the widest of 128/64/32 that divides a tile row).
+  static constexpr int kRowBytes = BN * kOutBytes;
+  static constexpr int kSwz =
+      kRowBytes % 128 == 0 ? 128 : (kRowBytes % 64 == 0 ? 64 : 32);
+  static constexpr int kChunkCols = kSwz / kOutBytes;
+  static constexpr int kChunks = BN / kChunkCols;
+  static constexpr int kChunkBytes = 64 * kSwz;
+
+  // Shared memory, in the order gemmSmemBytes() counts it. Every TMA box
+  // destination is 1024-aligned (128-byte swizzle atoms) or 128-aligned.
+  static constexpr int kABytes = BM * BK, kBBytes = BN * BK;
+  static constexpr int kSBStage = ((BN * 4 + 127) / 128) * 128;
+  static constexpr int kOffA = 0;
+  static constexpr int kOffB = kOffA + STAGES * kABytes;
+  static constexpr int kOffC = kOffB + STAGES * kBBytes;
+  static constexpr int kOffSA = kOffC + BM * BN * kOutBytes;
+  static constexpr int kOffSB = kOffSA + STAGES * BM * 4;
+  static constexpr int kOffBar = kOffSB + (WGRAD ? STAGES * kSBStage : 0);
+  static constexpr int kOffFlag = kOffBar + STAGES * 16;
+  static constexpr int kSmemBytes = 1024 + kOffFlag + 16;
+  static_assert(kSmemBytes ==
+                    gemmSmemBytes(BM, BN, STAGES, kOutBytes, WGRAD),
+                "host and device disagree on the shared-memory layout");
+  static_assert(kSmemBytes <= 232448, "exceeds 227 KB of shared memory");
+
+  // Two in-flight accumulators (current K-block promoted while the next one
+  // runs) cost BN/2 more registers per thread: 3 * BN/2 + ~30 must stay under
+  // the consumers' setmaxnreg budget, which holds up to BN = 128.
+#ifdef BS_GEMM_NO_PIPELINE
+  static constexpr bool kPipeline = false;
+#else
+  static constexpr bool kPipeline = BN <= 128;
+#endif
+
+  static constexpr u32 kTxBytes =
+      kABytes + kBBytes + BM * 4 + (WGRAD ? BN * 4 : 0);
+
+  // Register budgets after setmaxnreg: the producer needs few; the consumers
+  // hold two BN/2-float accumulators. Totals stay within 64K registers.
+  static constexpr int kProducerRegs = 40;
+  static constexpr int kConsumerRegs = kConsumers == 2 ? 232 : 240;
+
+  struct Unit {
+    int mb, nb, split, tile, kb0, kb1;
+  };
+
+  // Work units are (tile group, split) pairs; a tile group is CLUSTER
+  // horizontally adjacent tiles, one per CTA of a cluster.
+  __device__ __forceinline__ static int numUnits(const GemmParams &p) {
+    return p.tilesM * ((p.tilesN + CLUSTER - 1) / CLUSTER) * p.splits;
+  }
+
+  __device__ __forceinline__ static Unit decode(const GemmParams &p, int u,
+                                                int rank) {
+    Unit r;
+    int group = u / p.splits;
+    r.split = u - group * p.splits;
+    // Raster groups of `raster` N-groups: consecutive units walk M inside a
+    // raster group, so concurrently running CTAs cover a compact block of C.
+    int groupsN = (p.tilesN + CLUSTER - 1) / CLUSTER;
+    int rasterTiles = p.raster * p.tilesM;
+    int g = group / rasterTiles;
+    int firstN = g * p.raster;
+    int width = groupsN - firstN < p.raster ? groupsN - firstN : p.raster;
+    int local = group - g * rasterTiles;
+    r.mb = local / width;
+    // With an odd tile count the last pair's second tile lies past N: it is
+    // computed on zero-filled B and its store is clipped away entirely.
+    r.nb = (firstN + (local - r.mb * width)) * CLUSTER + rank;
+    r.tile = group * CLUSTER + rank;
+    r.kb0 = static_cast<int>(static_cast<long long>(r.split) * p.kBlocks /
+                             p.splits);
+    r.kb1 = static_cast<int>(static_cast<long long>(r.split + 1) * p.kBlocks /
+                             p.splits);
+    return r;
+  }
+
+  __device__ static void run(const GemmParams &p, const TmaDesc &tA,
+                             const TmaDesc &tB, const TmaDesc &tSA,
+                             const TmaDesc &tSB, const TmaDesc &tC) {
+    extern __shared__ __align__(1024) unsigned char smemRaw[];
+    const u32 rawAddr = smemAddr(smemRaw);
+    const u32 base = (rawAddr + 1023u) & ~1023u;
+    unsigned char *smem = smemRaw + (base - rawAddr);
+
+    const int wg = threadIdx.x / 128;
+    const int tid = threadIdx.x % 128;
+    const int units = numUnits(p);
+    const int rank = CLUSTER > 1 ? static_cast<int>(clusterCtaRank()) : 0;
+    const int first = blockIdx.x / CLUSTER, stride = gridDim.x / CLUSTER;
+
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < STAGES; ++s) {
+        mbarInit(fullBar(base, s), 1);
+        // Every consumer warp of every CTA that reads this stage's A.
+        mbarInit(emptyBar(base, s), kConsumers * 4 * CLUSTER);
+      }
+      fenceBarrierInit();
+      tmaPrefetchDesc(tA);
+      tmaPrefetchDesc(tB);
+      tmaPrefetchDesc(tSA);
+      if (WGRAD)
+        tmaPrefetchDesc(tSB);
+      tmaPrefetchDesc(tC);
+    }
+    // Peers arrive on (and multicast into) this CTA's barriers: they must
+    // see them initialized.
+    if (CLUSTER > 1)
+      clusterSync();
+    else
+      __syncthreads();
+
+    if (wg == kConsumers) {
+      setMaxNRegDec<kProducerRegs>();
+      if (tid == 0)
+        produce(p, base, units, first, stride, rank, tA, tB, tSA, tSB);
+    } else {
+      setMaxNRegInc<kConsumerRegs>();
+      consume(p, base, smem, wg, tid, units, first, stride, rank, tC);
+    }
+    if (CLUSTER > 1) {
+      // No CTA may exit while its peer can still arrive on its barriers.
+      __syncwarp();
+      clusterSync();
+    }
+  }
+
+  __device__ __forceinline__ static u32 fullBar(u32 base, int s) {
+    return base + kOffBar + s * 8;
+  }
+  __device__ __forceinline__ static u32 emptyBar(u32 base, int s) {
+    return base + kOffBar + STAGES * 8 + s * 8;
+  }
+
+  __device__ static void produce(const GemmParams &p, u32 base, int units,
+                                 int first, int stride, int rank,
+                                 const TmaDesc &tA, const TmaDesc &tB,
+                                 const TmaDesc &tSA, const TmaDesc &tSB) {
+    int stage = 0;
+    u32 phase = 0;
+    for (int u = first; u < units; u += stride) {
+      Unit w = decode(p, u, rank);
+      for (int kb = w.kb0; kb < w.kb1; ++kb) {
+        // The first pass over the ring waits on parity 1, which a fresh
+        // barrier reports as complete.
+        mbarWait(emptyBar(base, stage), phase ^ 1);
+        u32 full = fullBar(base, stage);
+        mbarArriveExpectTx(full, kTxBytes);
+        if (CLUSTER > 1)
+          // tA's box is BM / CLUSTER rows: this CTA's slice of the A tile.
+          tmaLoad2dMulticast(base + kOffA + stage * kABytes +
+                                 rank * (BM / CLUSTER) * BK,
+                             tA, full, kb * BK, w.mb * BM + rank * (BM / CLUSTER),
+                             static_cast<unsigned short>((1 << CLUSTER) - 1));
+        else
+          tmaLoad2d(base + kOffA + stage * kABytes, tA, full, kb * BK,
+                    w.mb * BM);
+        tmaLoad2d(base + kOffB + stage * kBBytes, tB, full, kb * BK, w.nb * BN);
+        tmaLoad2d(base + kOffSA + stage * BM * 4, tSA, full, w.mb * BM, kb);
+        if (WGRAD)
+          tmaLoad2d(base + kOffSB + stage * kSBStage, tSB, full, w.nb * BN, kb);
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    }
+  }
+
+  // Frees a stage: one arrival per consumer warp on this CTA's barrier and,
+  // with multicast, on the peer's (whose producer also writes this stage).
+  __device__ __forceinline__ static void release(u32 base, int stage,
+                                                 int lane, int rank) {
+    __syncwarp();
+    if (lane == 0) {
+      mbarArrive(emptyBar(base, stage));
+      if (CLUSTER > 1)
+        mbarArriveCluster(mapaShared(emptyBar(base, stage), rank ^ 1));
+    }
+  }
+
+  // Scale factors of one K-block for this thread: rows r0 and r0 + 8 times
+  // the B block of its columns (fwd: lo/hi blocks), or the A scales alone
+  // (wgrad: B scales are per column and read during promotion).
+  struct BlockScales {
+    float lo0, lo1, hi0, hi1;
+  };
+  struct TileScales {
+    const float *sb0, *sb1;
+    int splitCol;
+  };
+
+  __device__ __forceinline__ static BlockScales
+  loadScales(const GemmParams &p, const float *sSA, int stage, int wg, int r0,
+             int kb, const TileScales &ts) {
+    const float *sa = sSA + stage * BM + wg * 64;
+    const float sa0 = sa[r0], sa1 = sa[r0 + 8];
+    BlockScales s;
+    if (WGRAD) {
+      s.lo0 = sa0;
+      s.lo1 = sa1;
+      s.hi0 = s.hi1 = 0.f;
+    } else {
+      const float lo = __ldg(ts.sb0 + static_cast<long long>(kb) * p.sbStrideK);
+      const float hi = __ldg(ts.sb1 + static_cast<long long>(kb) * p.sbStrideK);
+      s.lo0 = sa0 * lo;
+      s.lo1 = sa1 * lo;
+      s.hi0 = sa0 * hi;
+      s.hi1 = sa1 * hi;
+    }
+    return s;
+  }
+
+  // The four k32 wgmmas of the K-block in `stage` into a fresh accumulator.
+  __device__ __forceinline__ static void issue(u32 base, int stage, int wg,
+                                               float (&t)[kAcc]) {
+    const u64 descA =
+        smemDescSw128(base + kOffA + stage * kABytes + wg * 64 * BK);
+    const u64 descB = smemDescSw128(base + kOffB + stage * kBBytes);
+    wgmmaFence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 32; ++kk)
+      // Advancing the start address by 32 bytes selects the next k32 slice
+      // inside the swizzled 128-byte rows (the hardware applies the XOR
+      // pattern to the final address).
+      WgmmaFp8<BN>::mma(t, descA + 2 * kk, descB + 2 * kk, kk);
+    wgmmaCommit();
+  }
+
+  // acc += t * scales: the FP32 promotion of one K-block.
+  __device__ __forceinline__ static void
+  promote(float (&acc)[kAcc], float (&t)[kAcc], const BlockScales &s,
+          const TileScales &ts, const unsigned char *smem, int stage, int c0) {
+    if (!WGRAD) {
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const bool hi = 8 * j >= ts.splitCol;
+        const float s0 = hi ? s.hi0 : s.lo0, s1 = hi ? s.hi1 : s.lo1;
+        acc[4 * j + 0] += t[4 * j + 0] * s0;
+        acc[4 * j + 1] += t[4 * j + 1] * s0;
+        acc[4 * j + 2] += t[4 * j + 2] * s1;
+        acc[4 * j + 3] += t[4 * j + 3] * s1;
+      }
+    } else {
+      const float *sbv =
+          reinterpret_cast<const float *>(smem + kOffSB + stage * kSBStage);
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const float2 b = *reinterpret_cast<const float2 *>(sbv + 8 * j + c0);
+        acc[4 * j + 0] += t[4 * j + 0] * (s.lo0 * b.x);
+        acc[4 * j + 1] += t[4 * j + 1] * (s.lo0 * b.y);
+        acc[4 * j + 2] += t[4 * j + 2] * (s.lo1 * b.x);
+        acc[4 * j + 3] += t[4 * j + 3] * (s.lo1 * b.y);
+      }
+    }
+  }
+
+  __device__ __forceinline__ static void advance(int &stage, u32 &phase) {
+    if (++stage == STAGES) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+
+  // One K-block at a time: wgmma, wait, promote. The other consumer
+  // warpgroup's wgmmas fill the tensor cores during this one's promotion.
+  __device__ __forceinline__ static void
+  mainloopSimple(const GemmParams &p, u32 base, const unsigned char *smem,
+                 const float *sSA, int wg, int r0, int c0, int lane, int rank,
+                 const Unit &w, const TileScales &ts, float (&acc)[kAcc],
+                 int &stage, u32 &phase) {
+    for (int kb = w.kb0; kb < w.kb1; ++kb) {
+      mbarWait(fullBar(base, stage), phase);
+      float t[kAcc];
+      issue(base, stage, wg, t);
+      // Scale loads overlap the asynchronous wgmma.
+      const BlockScales s = loadScales(p, sSA, stage, wg, r0, kb, ts);
+      wgmmaWait<0>();
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i)
+        fenceOperand(t[i]);
+      // fwd reads nothing of the stage below: release it before promoting.
+      if (!WGRAD)
+        release(base, stage, lane, rank);
+      promote(acc, t, s, ts, smem, stage, c0);
+      if (WGRAD)
+        release(base, stage, lane, rank);
+      advance(stage, phase);
+    }
+  }
+
+  // One step of the pipelined main loop: issue the next K-block into `tn`,
+  // wait only for the current one (in `tc`) and promote it while the next
+  // runs, so that the tensor cores never wait for a promotion. Returns true
+  // after the last K-block.
+  __device__ __forceinline__ static bool
+  pipeStep(const GemmParams &p, u32 base, const unsigned char *smem,
+           const float *sSA, int wg, int r0, int c0, int lane, int rank,
+           const Unit &w, const TileScales &ts, float (&acc)[kAcc],
+           float (&tc)[kAcc], float (&tn)[kAcc], int &kb, int &curStage,
+           BlockScales &cur, int &stage, u32 &phase) {
+    const bool more = kb + 1 < w.kb1;
+    BlockScales next = cur;
+    if (more) {
+      mbarWait(fullBar(base, stage), phase);
+      issue(base, stage, wg, tn);
+      next = loadScales(p, sSA, stage, wg, r0, kb + 1, ts);
+      wgmmaWait<1>(); // all but the group just issued
+    } else {
+      wgmmaWait<0>();
+    }
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i)
+      fenceOperand(tc[i]);
+    if (!WGRAD)
+      release(base, curStage, lane, rank);
+    promote(acc, tc, cur, ts, smem, curStage, c0);
+    if (WGRAD)
+      release(base, curStage, lane, rank);
+    if (!more)
+      return true;
+    curStage = stage;
+    advance(stage, phase);
+    ++kb;
+    cur = next;
+    return false;
+  }
+
+  __device__ __forceinline__ static void
+  mainloopPipelined(const GemmParams &p, u32 base, const unsigned char *smem,
+                    const float *sSA, int wg, int r0, int c0, int lane,
+                    int rank, const Unit &w, const TileScales &ts,
+                    float (&acc)[kAcc], int &stage, u32 &phase) {
+    float t0[kAcc], t1[kAcc];
+    int kb = w.kb0;
+    mbarWait(fullBar(base, stage), phase);
+    issue(base, stage, wg, t0);
+    BlockScales cur = loadScales(p, sSA, stage, wg, r0, kb, ts);
+    int curStage = stage;
+    advance(stage, phase);
+    // Unrolled by two so that the two accumulators stay statically named
+    // registers (a run-time index would move them to local memory).
+    while (!pipeStep(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts, acc,
+                     t0, t1, kb, curStage, cur, stage, phase) &&
+           !pipeStep(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts, acc,
+                     t1, t0, kb, curStage, cur, stage, phase)) {
+    }
+  }
+
+  __device__ static void consume(const GemmParams &p, u32 base,
+                                 unsigned char *smem, int wg, int tid,
+                                 int units, int first, int stride, int rank,
+                                 const TmaDesc &tC) {
+    const int warp = tid / 32, lane = tid % 32;
+    // Accumulator fragment of m64nN (PTX ISA "wgmma D matrix layout"):
+    // register 4j + 2h + e holds row warp*16 + lane/4 + 8h, column
+    // 8j + 2*(lane%4) + e.
+    const int r0 = warp * 16 + lane / 4;
+    const int c0 = 2 * (lane % 4);
+    const int nBlocksB = (p.n + 127) / 128;
+    const u32 cBase = base + kOffC + wg * (kChunks * kChunkBytes);
+    const float *sSA = reinterpret_cast<const float *>(smem + kOffSA);
+
+    float acc[kAcc];
+    int stage = 0;
+    u32 phase = 0;
+
+    for (int u = first; u < units; u += stride) {
+      Unit w = decode(p, u, rank);
+      const int m0 = w.mb * BM, n0 = w.nb * BN;
+
+      // 128x128 scales of B: the tile's columns below `splitCol` use block
+      // b0, the rest block b0 + 1 (clamped at the edge of N).
+      TileScales ts;
+      const int b0 = n0 / 128;
+      const int b1 = b0 + 1 < nBlocksB ? b0 + 1 : b0;
+      ts.splitCol = 128 - (n0 % 128);
+      ts.sb0 = p.sb + b0 * p.sbStrideN;
+      ts.sb1 = p.sb + b1 * p.sbStrideN;
+
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i)
+        acc[i] = 0.f;
+
+      if (kPipeline)
+        mainloopPipelined(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts,
+                          acc, stage, phase);
+      else
+        mainloopSimple(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts, acc,
+                       stage, phase);
+
+      if (p.splits > 1 && !splitKReduce(p, smem, w, wg, tid, acc))
+        continue; // another split finishes this tile
+
+      epilogue(cBase, wg, tid, r0, c0, m0, n0, acc, tC);
+    }
+
+    // Shared memory must stay alive until the last TMA store has read it.
+    if (tid == 0)
+      bulkWait0();
+  }
+
+  // Split-K: publish this unit's partial; returns true (with `acc` holding
+  // the full sum) for the last split of the tile to arrive.
+  __device__ static bool splitKReduce(const GemmParams &p, unsigned char *smem,
+                                      const Unit &w, int wg, int tid,
+                                      float (&acc)[kAcc]) {
+    static_assert(kAcc % 4 == 0, "float4 partials");
+    const long long slice = 64LL * BN; // floats per warpgroup slice
+    float4 *mine = reinterpret_cast<float4 *>(
+        p.workspace + (static_cast<long long>(w.tile) * p.splits + w.split) *
+                          (BM * BN) +
+        wg * slice);
+    // Fragment order: vector i of every thread is contiguous across the
+    // warpgroup, so each store instruction writes 2 KB coalesced.
+#pragma unroll
+    for (int i = 0; i < kAcc / 4; ++i)
+      __stcg(mine + i * 128 + tid, make_float4(acc[4 * i], acc[4 * i + 1],
+                                               acc[4 * i + 2], acc[4 * i + 3]));
+    __threadfence();
+    namedBarSync(1 + wg, 128);
+    volatile int *flag = reinterpret_cast<volatile int *>(smem + kOffFlag) + wg;
+    int *counter = p.counters + w.tile * kConsumers + wg;
+    if (tid == 0)
+      *flag = atomicAdd(counter, 1) == p.splits - 1;
+    namedBarSync(1 + wg, 128);
+    const bool last = *flag != 0;
+    if (!last)
+      return false;
+    __threadfence();
+    for (int s = 0; s < p.splits; ++s) {
+      if (s == w.split)
+        continue;
+      const float4 *other = reinterpret_cast<const float4 *>(
+          p.workspace +
+          (static_cast<long long>(w.tile) * p.splits + s) * (BM * BN) +
+          wg * slice);
+#pragma unroll
+      for (int i = 0; i < kAcc / 4; ++i) {
+        const float4 v = __ldcg(other + i * 128 + tid);
+        acc[4 * i + 0] += v.x;
+        acc[4 * i + 1] += v.y;
+        acc[4 * i + 2] += v.z;
+        acc[4 * i + 3] += v.w;
+      }
+    }
+    if (tid == 0)
+      *counter = 0; // ready for the next launch
+    return true;
+  }
+
+  __device__ static void epilogue(u32 cBase, int wg, int tid, int r0, int c0,
+                                  int m0, int n0, const float (&acc)[kAcc],
+                                  const TmaDesc &tC) {
+    // The previous tile's TMA store must have read this buffer.
+    if (tid == 0)
+      bulkWaitRead0();
+    namedBarSync(1 + wg, 128);
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const int col = 8 * j + c0;
+      const int chunk = col / kChunkCols;
+      const int byte = (col % kChunkCols) * kOutBytes;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = r0 + 8 * h;
+        // TMA swizzle: 16-byte unit index XOR address bits [7, 7 + log2(kSwz/16)).
+        const int swz = ((row * kSwz) >> 7) & (kSwz / 16 - 1);
+        const u32 addr = cBase + chunk * kChunkBytes + row * kSwz +
+                         ((((byte >> 4) ^ swz) << 4) | (byte & 15));
+        const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+        if (OUT_F32)
+          asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(v0),
+                       "f"(v1)
+                       : "memory");
+        else
+          asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr),
+                       "r"(packBf16x2(v0, v1))
+                       : "memory");
+      }
+    }
+    fenceProxyAsyncShared();
+    namedBarSync(1 + wg, 128);
+    if (tid == 0) {
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        if (ACCUMULATE)
+          tmaReduceAdd2d(tC, cBase + c * kChunkBytes, n0 + c * kChunkCols,
+                         m0 + wg * 64);
+        else
+          tmaStore2d(tC, cBase + c * kChunkBytes, n0 + c * kChunkCols,
+                     m0 + wg * 64);
+      }
+      bulkCommit();
+    }
+  }
+};
+
+} // namespace bs
+
+#endif // BLOCKSCALE_KERNELS_GEMM_SM90_CUH

@@ -1,0 +1,79 @@
+//===- params.h - host/device contract of the kernels -*- C++ -*-===//
+//
+// Included both by host C++ (the runtime, the tile model) and by NVRTC, so it
+// uses no headers and only fixed-size builtin types. The struct is passed by
+// value as a kernel parameter: its layout is the ABI between the two.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BLOCKSCALE_KERNELS_PARAMS_H
+#define BLOCKSCALE_KERNELS_PARAMS_H
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define BS_HOST_DEVICE __host__ __device__
+#else
+#define BS_HOST_DEVICE
+#endif
+
+namespace bs {
+
+struct GemmParams {
+  int m, n, k;               // logical problem size
+  int kBlocks;               // ceil(k / 128)
+  int tilesM, tilesN;        // ceil(m / BM), ceil(n / BN)
+  int splits;                // K splits per output tile (1 = none)
+  int raster;                // rasterization group width (in N tiles)
+  // 128x128 scales of B (fwd/dgrad): element (kb, nb) at
+  // sb[kb * sbStrideK + nb * sbStrideN]. Unused for wgrad (TMA-loaded).
+  const float *sb;
+  long long sbStrideK, sbStrideN;
+  // Split-K: one f32 partial tile per (tile, split) and one arrival counter
+  // per tile and consumer warpgroup (zero before the first launch; the kernel
+  // leaves it zero).
+  float *workspace;
+  int *counters;
+};
+
+// Split-K workspace layout: a fixed block of counters first, then the
+// partials. Counters sit at the same addresses whatever the shape, so one
+// zeroed buffer serves launches of any shape (a shape's partials never land
+// on another shape's counters).
+constexpr int kSplitKCounterSlots = 16384;
+constexpr long long kSplitKCounterBytes = kSplitKCounterSlots * 4;
+
+// Blockwise cast of a row-major (rows, cols) input. Everything is in the
+// input's frame: the block is BR x BC input elements, block (i, j) has its
+// scale at s[i * ssr + j * ssc], and the kernel writes q either in the same
+// order (q[r * ldq + c]) or transposed (q[c * ldq + r]).
+struct QuantParams {
+  const void *x;
+  void *q;
+  float *s;
+  int rows, cols;
+  long long ldx, ldq;
+  long long ssr, ssc;
+};
+
+// Dynamic shared memory of a GEMM configuration; the kernel carves the same
+// regions in the same order (see gemm_sm90.cuh).
+BS_HOST_DEVICE constexpr int gemmSmemBytes(int bm, int bn, int stages,
+                                           int outBytes, bool wgrad) {
+  return 1024 /* base alignment slack for 128B-swizzled TMA boxes */ +
+         stages * (bm * 128 + bn * 128) /* A and B tiles */ +
+         bm * bn * outBytes /* epilogue staging */ +
+         stages * bm * 4 /* A scales */ +
+         (wgrad ? stages * ((bn * 4 + 127) / 128 * 128) : 0) /* B scales */ +
+         stages * 2 * 8 /* full/empty mbarriers */ + 16 /* split-K flag */;
+}
+
+// Largest pipeline depth that fits `smemLimit` bytes.
+BS_HOST_DEVICE constexpr int gemmMaxStages(int bm, int bn, int outBytes,
+                                           bool wgrad, int smemLimit) {
+  int s = 0;
+  while (s < 16 && gemmSmemBytes(bm, bn, s + 1, outBytes, wgrad) <= smemLimit)
+    ++s;
+  return s;
+}
+
+} // namespace bs
+
+#endif // BLOCKSCALE_KERNELS_PARAMS_H

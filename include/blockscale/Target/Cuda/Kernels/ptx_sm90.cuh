@@ -1,0 +1,237 @@
+//===- ptx_sm90.cuh - Hopper PTX building blocks -----------------*- CUDA -*-===//
+//
+// Thin wrappers over the sm_90a instructions the kernels use: mbarrier, TMA
+// (cp.async.bulk.tensor), wgmma and register reconfiguration. Written as
+// inline PTX so that NVRTC needs no include path (compiles stay ~0.2 s).
+// References: PTX ISA 8.x, sections "mbarrier", "cp.async.bulk.tensor",
+// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate".
+//
+//===----------------------------------------------------------------------===//
+#ifndef BLOCKSCALE_KERNELS_PTX_SM90_CUH
+#define BLOCKSCALE_KERNELS_PTX_SM90_CUH
+
+namespace bs {
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// CUtensorMap is an opaque 128-byte, 64-byte aligned object built on the host
+// by cuTensorMapEncodeTiled and passed by value as a __grid_constant__
+// parameter (TMA reads it through its generic address).
+struct alignas(64) TmaDesc {
+  u64 opaque[16];
+};
+
+__device__ __forceinline__ u32 smemAddr(const void *p) {
+  u64 a;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+  return static_cast<u32>(a);
+}
+
+//===-- mbarrier --------------------------------------------------------===//
+
+__device__ __forceinline__ void mbarInit(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
+}
+
+// Makes the initialized barriers visible to the async (TMA) proxy.
+__device__ __forceinline__ void fenceBarrierInit() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+__device__ __forceinline__ void mbarArriveExpectTx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar),
+               "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbarArrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ bool mbarTryWait(u32 bar, u32 parity) {
+  u32 ok;
+  asm volatile("{\n"
+               ".reg .pred p;\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               "selp.u32 %0, 1, 0, p;\n"
+               "}\n"
+               : "=r"(ok)
+               : "r"(bar), "r"(parity)
+               : "memory");
+  return ok != 0;
+}
+
+// Waits for the phase with the given parity to complete. With
+// BS_DEBUG_HANG the wait traps after ~2^31 polls and prints which barrier, so
+// that a protocol bug shows up as an error instead of a hung GPU.
+__device__ __forceinline__ void mbarWait(u32 bar, u32 parity) {
+#ifdef BS_DEBUG_HANG
+  unsigned long long polls = 0;
+  while (!mbarTryWait(bar, parity)) {
+    if (++polls == (1ull << 31)) {
+      printf("blockscale: mbarrier 0x%x parity %u never completed (block %d, "
+             "thread %d)\n",
+             bar, parity, blockIdx.x, threadIdx.x);
+      asm volatile("trap;");
+    }
+  }
+#else
+  while (!mbarTryWait(bar, parity)) {
+  }
+#endif
+}
+
+//===-- TMA -------------------------------------------------------------===//
+
+__device__ __forceinline__ void tmaPrefetchDesc(const TmaDesc &d) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<u64>(&d))
+               : "memory");
+}
+
+// Global -> shared tile copy completing `bytes` on `bar`. Out-of-bounds parts
+// of the box are zero-filled and still count towards the transaction bytes.
+__device__ __forceinline__ void tmaLoad2d(u32 dst, const TmaDesc &d, u32 bar,
+                                          int x, int y) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+               "complete_tx::bytes [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
+               "l"(reinterpret_cast<u64>(&d)), "r"(bar), "r"(x), "r"(y)
+               : "memory");
+}
+
+// The same copy delivered to the same shared-memory offset of every CTA in
+// `ctaMask` of the cluster, completing on each CTA's barrier at `bar`'s
+// offset: one L2 read feeds several SMs.
+__device__ __forceinline__ void tmaLoad2dMulticast(u32 dst, const TmaDesc &d,
+                                                   u32 bar, int x, int y,
+                                                   unsigned short ctaMask) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+               "complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], "
+               "[%2], %5;" ::"r"(dst),
+               "l"(reinterpret_cast<u64>(&d)), "r"(bar), "r"(x), "r"(y),
+               "h"(ctaMask)
+               : "memory");
+}
+
+// Shared -> global tile store; the box is clipped at the tensor bounds.
+__device__ __forceinline__ void tmaStore2d(const TmaDesc &d, u32 src, int x,
+                                           int y) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"
+               " [%0, {%2, %3}], [%1];" ::"l"(reinterpret_cast<u64>(&d)),
+               "r"(src), "r"(x), "r"(y)
+               : "memory");
+}
+
+// Shared -> global element-wise add (C += tile), used for accumulation.
+__device__ __forceinline__ void tmaReduceAdd2d(const TmaDesc &d, u32 src, int x,
+                                               int y) {
+  asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile."
+               "bulk_group [%0, {%2, %3}], [%1];" ::"l"(reinterpret_cast<u64>(&d)),
+               "r"(src), "r"(x), "r"(y)
+               : "memory");
+}
+
+__device__ __forceinline__ void bulkCommit() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+// Waits until the committed stores have finished *reading* shared memory.
+__device__ __forceinline__ void bulkWaitRead0() {
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
+// Waits until the committed stores are complete (before the CTA exits).
+__device__ __forceinline__ void bulkWait0() {
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+// Generic-proxy writes to shared memory (st.shared) that the async proxy
+// (TMA store) reads next must be fenced by each writing thread.
+__device__ __forceinline__ void fenceProxyAsyncShared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+//===-- thread-block clusters ---------------------------------------------===//
+
+__device__ __forceinline__ u32 clusterCtaRank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+// All threads of all CTAs of the cluster; orders barrier initialization
+// before remote arrivals and keeps a CTA's shared memory alive until its
+// peers are done with it.
+__device__ __forceinline__ void clusterSync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n"
+               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// Address of the same shared-memory offset in CTA `rank` of the cluster.
+__device__ __forceinline__ u32 mapaShared(u32 addr, u32 rank) {
+  u32 r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+
+__device__ __forceinline__ void mbarArriveCluster(u32 clusterAddr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(
+                   clusterAddr)
+               : "memory");
+}
+
+//===-- barriers and registers -------------------------------------------===//
+
+__device__ __forceinline__ void namedBarSync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+template <int N> __device__ __forceinline__ void setMaxNRegInc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+template <int N> __device__ __forceinline__ void setMaxNRegDec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+//===-- wgmma -----------------------------------------------------------===//
+
+__device__ __forceinline__ void wgmmaFence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmmaCommit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void wgmmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+// Keeps the compiler from moving accesses of an accumulator register across
+// the asynchronous wgmma that owns it.
+__device__ __forceinline__ void fenceOperand(float &r) {
+  asm volatile("" : "+f"(r)::"memory");
+}
+
+// Shared-memory matrix descriptor for a K-major operand tile whose rows are
+// 128 bytes (BK = 128 FP8) written by TMA with 128-byte swizzle: 8-row core
+// matrices are 1024 bytes apart (stride byte offset); the leading byte offset
+// is unused for swizzled K-major layouts. The tile base must be 1024-aligned.
+__device__ __forceinline__ u64 smemDescSw128(u32 addr) {
+  u64 d = 0;
+  d |= static_cast<u64>((addr & 0x3FFFF) >> 4);
+  d |= static_cast<u64>(1) << 16;
+  d |= static_cast<u64>(1024 >> 4) << 32;
+  d |= static_cast<u64>(1) << 62;
+  return d;
+}
+
+//===-- conversions -----------------------------------------------------===//
+
+__device__ __forceinline__ u32 packBf16x2(float lo, float hi) {
+  u32 r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+} // namespace bs
+
+#endif // BLOCKSCALE_KERNELS_PTX_SM90_CUH

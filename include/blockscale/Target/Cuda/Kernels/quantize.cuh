@@ -1,0 +1,258 @@
+//===- quantize.cuh - blockwise FP8 casts ------------------------*- CUDA -*-===//
+//
+// One CTA of 256 threads casts a 128x128 tile of a row-major input to FP8
+// with one f32 decode scale per BR x BC block (1x128, 128x1 or 128x128,
+// always aligned to the tile), writing the result in the same order or
+// transposed, so that the GEMM kernels read it without any copy:
+//
+//   s   = max(amax, 1e-12) / fp8_max               (decode scale, stored)
+//   q   = cvt.rn.satfinite(x * (fp8_max / max(amax, 1e-12)))
+//
+// Each thread loads RPT consecutive rows x VEC consecutive columns with
+// 16-byte loads (a half or full warp covers a 256/512-byte row segment, so
+// loads are coalesced) and keeps them packed until they are used.
+// Transposed output goes through a 16 KB shared tile of 8-byte units whose
+// unit index is XOR-swizzled with (column / 8): both the scattered writes
+// and the row-wise reads are bank-conflict free.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BLOCKSCALE_KERNELS_QUANTIZE_CUH
+#define BLOCKSCALE_KERNELS_QUANTIZE_CUH
+
+#include "blockscale/params.h"
+#include "blockscale/ptx_sm90.cuh"
+
+namespace bs {
+
+// Input element types: 16-byte vector -> floats.
+struct InBf16 {
+  static constexpr int kVec = 8;
+  __device__ __forceinline__ static float get(const uint4 &v, int j) {
+    const u32 w = (&v.x)[j / 2];
+    return __uint_as_float(j % 2 ? (w & 0xffff0000u) : (w << 16));
+  }
+};
+struct InF16 {
+  static constexpr int kVec = 8;
+  __device__ __forceinline__ static float get(const uint4 &v, int j) {
+    const u32 w = (&v.x)[j / 2];
+    const unsigned short h =
+        static_cast<unsigned short>(j % 2 ? (w >> 16) : (w & 0xffffu));
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+  }
+};
+struct InF32 {
+  static constexpr int kVec = 4;
+  __device__ __forceinline__ static float get(const uint4 &v, int j) {
+    return __uint_as_float((&v.x)[j]);
+  }
+};
+
+// Two floats -> two FP8 bytes (lo in the low byte), round-to-nearest-even,
+// saturating to the largest finite value.
+template <int FMT> __device__ __forceinline__ u32 cvtFp8x2(float lo, float hi);
+template <> __device__ __forceinline__ u32 cvtFp8x2<0>(float lo, float hi) {
+  unsigned short r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+template <> __device__ __forceinline__ u32 cvtFp8x2<1>(float lo, float hi) {
+  unsigned short r;
+  asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+template <class In, int FMT, int BR, int BC, bool TRANS> struct QuantizeTile {
+  static_assert((BR == 1 && BC == 128) || (BR == 128 && BC == 1) ||
+                    (BR == 128 && BC == 128),
+                "block shapes of the FP8 recipe");
+  static constexpr int kThreads = 256;
+  static constexpr int VEC = In::kVec;
+  static constexpr int kColThreads = 128 / VEC;           // per tile row
+  static constexpr int kRowGroups = kThreads / kColThreads; // 16 or 8
+  static constexpr int RPT = 128 / kRowGroups;             // 8 or 16 rows
+  static constexpr float kFp8Max = FMT == 0 ? 448.f : 57344.f;
+
+  __device__ static void run(const QuantParams &p) {
+    __shared__ float red[8][128];
+    __shared__ float blockInv[128];
+    __shared__ __align__(16) unsigned char qs[TRANS ? 128 * 128 : 16];
+
+    const int t = threadIdx.x;
+    const int cg = t % kColThreads, rg = t / kColThreads;
+    const int lane = t % 32, warp = t / 32;
+    const int rowBase = blockIdx.y * 128, colBase = blockIdx.x * 128;
+    const int col0 = colBase + cg * VEC;   // first of this thread's columns
+    const int row0 = rowBase + rg * RPT;   // first of this thread's rows
+    const bool colOk = col0 < p.cols;      // cols is a multiple of VEC
+
+    // All loads first: RPT independent 16-byte requests in flight.
+    uint4 v[RPT];
+    const char *x = static_cast<const char *>(p.x);
+    const int eb = 16 / VEC;
+#pragma unroll
+    for (int i = 0; i < RPT; ++i) {
+      v[i] = make_uint4(0, 0, 0, 0);
+      if (colOk && row0 + i < p.rows)
+        v[i] = __ldcs(reinterpret_cast<const uint4 *>(
+            x + ((static_cast<long long>(row0 + i) * p.ldx + col0) * eb)));
+    }
+
+    // amax per block. Out-of-range elements were loaded as zero, so a
+    // partial block's amax is that of its valid elements.
+    float inv[BR == 1 ? RPT : (BC == 1 ? VEC : 1)];
+    if (BR == 1) { // 1x128: one block per row, shared by kColThreads lanes
+      // Every lane of a row group ends up with all RPT row maxima; lane
+      // cg < RPT then does the two IEEE divisions of row cg only (instead of
+      // every lane doing all of them) and the inverses are broadcast back.
+      float mine = 0.f;
+#pragma unroll
+      for (int i = 0; i < RPT; ++i) {
+        float m = 0.f;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j)
+          m = fmaxf(m, fabsf(In::get(v[i], j)));
+#pragma unroll
+        for (int o = kColThreads / 2; o > 0; o /= 2)
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        mine = (cg % RPT) == i ? m : mine;
+      }
+      const float a = fmaxf(mine, 1e-12f);
+      const float invMine = kFp8Max / a;
+      if (cg < RPT && row0 + cg < p.rows)
+        p.s[static_cast<long long>(row0 + cg) * p.ssr +
+            static_cast<long long>(colBase / 128) * p.ssc] = a / kFp8Max;
+      const int groupLane = lane - cg % 32; // lane of cg == 0 in this group
+#pragma unroll
+      for (int i = 0; i < RPT; ++i)
+        inv[i] = __shfl_sync(0xffffffffu, invMine, groupLane + i);
+    } else if (BC == 1) { // 128x1: one block per column of the tile
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        float m = 0.f;
+#pragma unroll
+        for (int i = 0; i < RPT; ++i)
+          m = fmaxf(m, fabsf(In::get(v[i], j)));
+        if (kColThreads == 16) // row groups 2w and 2w+1 share warp w
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
+        if (kColThreads == 32 || lane < 16)
+          red[warp][cg * VEC + j] = m;
+      }
+      __syncthreads();
+      if (t < 128) {
+        float m = 0.f;
+#pragma unroll
+        for (int w = 0; w < 8; ++w)
+          m = fmaxf(m, red[w][t]);
+        const float a = fmaxf(m, 1e-12f);
+        blockInv[t] = kFp8Max / a;
+        if (colBase + t < p.cols)
+          p.s[static_cast<long long>(rowBase / 128) * p.ssr +
+              static_cast<long long>(colBase + t) * p.ssc] = a / kFp8Max;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < VEC; ++j)
+        inv[j] = blockInv[cg * VEC + j];
+    } else { // 128x128: the whole tile
+      float m = 0.f;
+#pragma unroll
+      for (int i = 0; i < RPT; ++i)
+#pragma unroll
+        for (int j = 0; j < VEC; ++j)
+          m = fmaxf(m, fabsf(In::get(v[i], j)));
+#pragma unroll
+      for (int o = 16; o > 0; o /= 2)
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+      if (lane == 0)
+        red[0][warp] = m;
+      __syncthreads();
+      if (t == 0) {
+        float mm = 0.f;
+#pragma unroll
+        for (int w = 0; w < 8; ++w)
+          mm = fmaxf(mm, red[0][w]);
+        const float a = fmaxf(mm, 1e-12f);
+        blockInv[0] = kFp8Max / a;
+        p.s[static_cast<long long>(rowBase / 128) * p.ssr +
+            static_cast<long long>(colBase / 128) * p.ssc] = a / kFp8Max;
+      }
+      __syncthreads();
+      inv[0] = blockInv[0];
+    }
+
+    auto scaleOf = [&](int i, int j) -> float {
+      return BR == 1 ? inv[i] : (BC == 1 ? inv[j] : inv[0]);
+    };
+
+    unsigned char *q = static_cast<unsigned char *>(p.q);
+    if (!TRANS) {
+      if (!colOk)
+        return;
+#pragma unroll
+      for (int i = 0; i < RPT; ++i) {
+        if (row0 + i >= p.rows)
+          break;
+        u32 w[VEC / 4];
+#pragma unroll
+        for (int k = 0; k < VEC / 4; ++k)
+          w[k] = cvtFp8x2<FMT>(In::get(v[i], 4 * k) * scaleOf(i, 4 * k),
+                               In::get(v[i], 4 * k + 1) * scaleOf(i, 4 * k + 1)) |
+                 (cvtFp8x2<FMT>(In::get(v[i], 4 * k + 2) * scaleOf(i, 4 * k + 2),
+                                In::get(v[i], 4 * k + 3) *
+                                    scaleOf(i, 4 * k + 3))
+                  << 16);
+        unsigned char *dst =
+            q + static_cast<long long>(row0 + i) * p.ldq + col0;
+        if (VEC == 8)
+          __stcs(reinterpret_cast<uint2 *>(dst), make_uint2(w[0], w[VEC / 4 - 1]));
+        else
+          __stcs(reinterpret_cast<unsigned int *>(dst), w[0]);
+      }
+      return;
+    }
+
+    // Transposed: column c of the tile becomes row c of the output. Each
+    // thread owns RPT consecutive rows = RPT/8 8-byte units of that row.
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      const int c = cg * VEC + j;
+#pragma unroll
+      for (int h = 0; h < RPT / 8; ++h) {
+        u32 w[2];
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+          const int i = 8 * h + 4 * k;
+          w[k] = cvtFp8x2<FMT>(In::get(v[i], j) * scaleOf(i, j),
+                               In::get(v[i + 1], j) * scaleOf(i + 1, j)) |
+                 (cvtFp8x2<FMT>(In::get(v[i + 2], j) * scaleOf(i + 2, j),
+                                In::get(v[i + 3], j) * scaleOf(i + 3, j))
+                  << 16);
+        }
+        const int unit = (rg * RPT) / 8 + h;
+        const int su = unit ^ ((c >> 3) & 15);
+        *reinterpret_cast<uint2 *>(qs + c * 128 + su * 8) = make_uint2(w[0], w[1]);
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int idx = t + kThreads * k;
+      const int c = idx / 16, unit = idx % 16;
+      const int outRow = colBase + c, outCol = rowBase + unit * 8;
+      if (outRow < p.cols && outCol < p.rows) {
+        const uint2 val = *reinterpret_cast<const uint2 *>(
+            qs + c * 128 + ((unit ^ ((c >> 3) & 15)) * 8));
+        __stcs(reinterpret_cast<uint2 *>(
+                   q + static_cast<long long>(outRow) * p.ldq + outCol),
+               val);
+      }
+    }
+  }
+};
+
+} // namespace bs
+
+#endif // BLOCKSCALE_KERNELS_QUANTIZE_CUH

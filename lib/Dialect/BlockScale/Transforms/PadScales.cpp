@@ -1,0 +1,102 @@
+//===- PadScales.cpp - choose physical scale layouts ------------*- C++ -*-===//
+
+#include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::blockscale {
+#define GEN_PASS_DEF_BLOCKSCALEPADSCALES
+#include "blockscale/Dialect/BlockScale/Transforms/Passes.h.inc"
+} // namespace mlir::blockscale
+
+using namespace mlir;
+using namespace mlir::blockscale;
+
+ScaleLayoutAttr mlir::blockscale::getRequiredScaleLayout(MLIRContext *ctx,
+                                                         ScaleRecipe recipe,
+                                                         bool isA) {
+  switch (recipe) {
+  case ScaleRecipe::blk_1x128:
+    // (rows, ceil(K/128)) read one K-block column per TMA box: rows
+    // contiguous, 16-byte K-block stride.
+    return ScaleLayoutAttr::get(ctx, Layout::col_major, 4);
+  case ScaleRecipe::blk_128x128:
+    // cuBLASLt BLK128x128: K-major, K-block stride rounded up to 4.
+    return ScaleLayoutAttr::get(ctx, Layout::col_major, 4);
+  case ScaleRecipe::blk_128x1:
+    // (ceil(K/128), N) read one K-block row of N per TMA box.
+    return ScaleLayoutAttr::get(ctx, Layout::row_major, 4);
+  case ScaleRecipe::tensorwise:
+    return {};
+  }
+  llvm_unreachable("unknown recipe");
+}
+
+/// A layout satisfies a requirement when it has the same order and its
+/// padding is at least as coarse (alignments are powers of two).
+static bool satisfies(ScaleLayoutAttr have, ScaleLayoutAttr need) {
+  return have.getOrder() == need.getOrder() &&
+         have.getAlign() % need.getAlign() == 0;
+}
+
+namespace {
+struct PadScalesPass
+    : public mlir::blockscale::impl::BlockScalePadScalesBase<PadScalesPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    bool failed = false;
+
+    // Gives `op`'s scale operand `scale` (role A or B) the required layout
+    // and propagates it to a producing quantize op.
+    auto settle = [&](MatmulOp op, Value scale, ScaleRecipe recipe, bool isA,
+                      ScaleLayoutAttr have) -> ScaleLayoutAttr {
+      ScaleLayoutAttr need = getRequiredScaleLayout(ctx, recipe, isA);
+      // 128x128 scales are read as scalars through run-time strides: any
+      // order works for the kernel, so a user choice stands.
+      bool anyOrder = recipe == ScaleRecipe::blk_128x128;
+      if (have && !anyOrder && !satisfies(have, need)) {
+        op.emitOpError() << "expected " << (isA ? "A" : "B")
+                         << " scale layout " << need << " ("
+                         << getRecipeDisplayName(recipe)
+                         << " scales as the kernel reads them) but got "
+                         << have;
+        failed = true;
+        return have;
+      }
+      ScaleLayoutAttr chosen = have ? have : need;
+      if (auto q = scale.getDefiningOp<QuantizeOp>()) {
+        ScaleLayoutAttr prev = q.getScaleLayoutAttr();
+        if (prev && prev != chosen) {
+          InFlightDiagnostic diag =
+              op.emitOpError()
+              << "expected " << (isA ? "A" : "B") << " scales laid out as "
+              << chosen << " but the producing quantize writes " << prev;
+          diag.attachNote(q.getLoc()) << "scales produced here";
+          failed = true;
+          return chosen;
+        }
+        q.setScaleLayoutAttr(chosen);
+      }
+      return chosen;
+    };
+
+    getOperation().walk([&](MatmulOp op) {
+      op.setAScaleLayoutAttr(settle(op, op.getAScale(), op.getARecipe(),
+                                    /*isA=*/true, op.getAScaleLayoutAttr()));
+      op.setBScaleLayoutAttr(settle(op, op.getBScale(), op.getBRecipe(),
+                                    /*isA=*/false, op.getBScaleLayoutAttr()));
+    });
+    if (failed)
+      return signalPassFailure();
+
+    // Quantize ops that feed no matmul (e.g. a standalone cast kernel) get
+    // the layout of the role their recipe implies.
+    getOperation().walk([&](QuantizeOp q) {
+      if (q.getScaleLayoutAttr() || q.getRecipe() == ScaleRecipe::tensorwise)
+        return;
+      q.setScaleLayoutAttr(getRequiredScaleLayout(
+          ctx, q.getRecipe(), q.getRecipe() == ScaleRecipe::blk_1x128));
+    });
+  }
+};
+} // namespace

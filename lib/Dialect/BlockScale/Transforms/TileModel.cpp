@@ -1,0 +1,120 @@
+//===- TileModel.cpp - analytic tile-configuration model --------*- C++ -*-===//
+//
+// See docs/TileSelection.md for the derivation of every term.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockscale/Dialect/BlockScale/Transforms/TileModel.h"
+#include "blockscale/Target/Cuda/Kernels/params.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+using namespace blockscale;
+
+std::string TileChoice::str() const {
+  std::ostringstream os;
+  os << "bm=" << bm << ",bn=" << bn << ",stages=" << stages
+     << ",splits=" << splits << ",raster=" << raster << ",cluster=" << cluster;
+  return os.str();
+}
+
+bool blockscale::isValidTile(int bm, int bn) {
+  return (bm == 64 || bm == 128) && bn >= 16 && bn % 16 == 0 &&
+         (bn <= 128 || bn == 144 || bn == 160 || bn == 192);
+}
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
+                                   TileChoice &c) {
+  c.stages = std::min(8, bs::gemmMaxStages(c.bm, c.bn, p.outBytes, p.wgrad,
+                                           d.smemBytes));
+  if (c.stages < 2)
+    return INFINITY;
+  int64_t kBlocks = ceilDiv(p.k, 128);
+  // With CTA pairs an odd N-tile count leaves one idle (computed, clipped)
+  // tile per pair row.
+  int64_t tiles =
+      ceilDiv(p.m, c.bm) * ceilDiv(ceilDiv(p.n, c.bn), c.cluster) * c.cluster;
+  int64_t units = tiles * c.splits;
+  int64_t grid = std::min<int64_t>(units, d.numSMs / c.cluster * c.cluster);
+  // Persistent CTAs take units round-robin: the busiest does ceil(units/grid).
+  int64_t unitsPerCta = ceilDiv(units, grid);
+  int64_t kbPerUnit = ceilDiv(kBlocks, c.splits);
+
+  // Time of one 128-deep K-block of one CTA, in SM clocks. The kernel is not
+  // tensor-bound (ncu: tensor pipe ~50%, L2 ~53%, warps waiting on the
+  // stage barriers), so the cost is fitted to measurements instead of derived
+  // from the wgmma rate: on the H200 (2026-12-02, bench/notes) a bm = 128
+  // CTA took ~1050 / 1320 / 1490 clocks per K-block at bn = 128 / 160 / 192,
+  // i.e. 200 + 6.75 * bn, and a bm = 64 CTA ~850 / 890 at bn = 128 / 192.
+  double kbClk = c.bm == 128 ? 200.0 + 6.75 * c.bn : 760.0 + 0.7 * c.bn;
+  // Epilogue (registers -> swizzled smem -> TMA store) stalls the math
+  // warps; the pipeline refills at the start of every CTA.
+  double epiClk = 600 + c.bm * c.bn * p.outBytes / 64.0;
+  if (c.splits > 1) // partial write + flag + (last CTA) read of the others
+    epiClk += 1500 + c.bm * c.bn * 4.0 * 2 / 64.0;
+  double fillClk = 2500;
+  double ctaClk = fillClk + unitsPerCta * (kbPerUnit * kbClk + epiClk);
+  double computeSec = ctaClk / d.clockHz;
+
+  // Device-wide traffic: operands once from HBM (L2 keeps the raster group's
+  // panels), output once, split-K workspace twice.
+  double hbmBytes = double(p.m) * p.k + double(p.n) * p.k +
+                    double(p.m) * p.n * p.outBytes * (p.accumulate ? 2 : 1);
+  if (c.splits > 1)
+    hbmBytes += double(tiles) * c.splits * c.bm * c.bn * 4 * 2;
+  double hbmSec = hbmBytes / d.hbmBytesPerSec;
+  double sec = std::max(computeSec, hbmSec) + d.launchSeconds;
+  c.predictedSeconds = sec;
+  return sec;
+}
+
+std::vector<TileChoice> blockscale::rankTiles(const GemmProblem &p,
+                                              const DeviceModel &d) {
+  std::vector<TileChoice> all;
+  int64_t kBlocks = ceilDiv(p.k, 128);
+  static const int bns[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192};
+  for (int bm : {64, 128}) {
+    for (int bn : bns) {
+      int64_t tiles = ceilDiv(p.m, bm) * ceilDiv(p.n, bn);
+      // CTA pairs with A multicast (cluster = 2) measured 0.6-0.75x of the
+      // same tile without on the H200 (bench/notes, 2026-12-02): the pair
+      // runs in lock step and L2 was not the bottleneck. Forced only.
+      for (int cluster : {1})
+      for (int splits : {1, 2, 3, 4, 6, 8, 12, 16}) {
+        if (splits > kBlocks)
+          break;
+        // Split K only to fill the machine, never past one unit per SM.
+        if (splits > 1 && tiles * splits > 2 * d.numSMs)
+          break;
+        if (splits > 1 && tiles >= d.numSMs)
+          break;
+        TileChoice c;
+        c.bm = bm;
+        c.bn = bn;
+        c.splits = splits;
+        c.cluster = cluster;
+        // Raster group: about sqrt(grid) N-tiles so that the concurrent tiles
+        // form a square of the output (fewest distinct A and B panels).
+        int64_t tilesN = ceilDiv(p.n, bn);
+        c.raster = int(std::min<int64_t>(tilesN, 8));
+        if (!std::isfinite(estimateSeconds(p, d, c)))
+          continue;
+        all.push_back(c);
+      }
+    }
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const TileChoice &a, const TileChoice &b) {
+                     return a.predictedSeconds < b.predictedSeconds;
+                   });
+  return all;
+}
+
+TileChoice blockscale::selectTile(const GemmProblem &p, const DeviceModel &d) {
+  std::vector<TileChoice> ranked = rankTiles(p, d);
+  return ranked.empty() ? TileChoice() : ranked.front();
+}

@@ -1,0 +1,140 @@
+//===- CudaDriver.cpp - lazily loaded CUDA driver API -----------*- C++ -*-===//
+
+#include "blockscale/Runtime/CudaDriver.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+
+using namespace blockscale;
+
+std::string CudaDriver::errorString(CUresult r, const char *what) const {
+  const char *name = nullptr, *msg = nullptr;
+  if (cuGetErrorName)
+    cuGetErrorName(r, &name);
+  if (cuGetErrorString)
+    cuGetErrorString(r, &msg);
+  return llvm::formatv("{0} failed: {1} ({2})", what,
+                       name ? name : "CUDA_ERROR_?", msg ? msg : "no message")
+      .str();
+}
+
+llvm::Error CudaDriver::check(CUresult r, const char *what) const {
+  if (r == CUDA_SUCCESS)
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 errorString(r, what));
+}
+
+static llvm::Expected<CudaDriver> loadDriver() {
+  void *lib = nullptr;
+  for (const char *name : {"libcuda.so.1", "libcuda.so"})
+    if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+      break;
+  if (!lib)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "no CUDA driver: dlopen(libcuda.so.1) failed (%s); generating and "
+        "compiling kernels works without a GPU, running them does not",
+        dlerror());
+  CudaDriver d;
+  std::string missing;
+  auto load = [&](void **slot, llvm::StringRef name) {
+    void *f = dlsym(lib, name.str().c_str());
+    if (!f && name.ends_with("_v2"))
+      f = dlsym(lib, name.drop_back(3).str().c_str());
+    if (!f)
+      missing += (missing.empty() ? "" : ", ") + name.str();
+    *slot = f;
+  };
+#define BS_CU_FN(name, ...) load(reinterpret_cast<void **>(&d.name), #name);
+#include "blockscale/Runtime/CudaDriverFunctions.def"
+  if (!missing.empty())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the CUDA driver is too old: missing %s (need CUDA 12.x or newer)",
+        missing.c_str());
+  if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   d.errorString(r, "cuInit").c_str());
+  int count = 0;
+  if (d.cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no CUDA device is visible");
+  return d;
+}
+
+llvm::Expected<const CudaDriver &> blockscale::getCudaDriver() {
+  static std::once_flag once;
+  static CudaDriver driver;
+  static std::string error;
+  std::call_once(once, [] {
+    llvm::Expected<CudaDriver> d = loadDriver();
+    if (d)
+      driver = *d;
+    else
+      error = llvm::toString(d.takeError());
+  });
+  if (!error.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+  return driver;
+}
+
+llvm::Expected<CUcontext> blockscale::ensureContext(int device) {
+  auto d = getCudaDriver();
+  if (!d)
+    return d.takeError();
+  CUcontext ctx = nullptr;
+  // Fast path of every launch: a context is current (PyTorch's, or ours).
+  if (d->cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx)
+    return ctx;
+  if (auto e = d->check(d->cuCtxGetCurrent(&ctx), "cuCtxGetCurrent"))
+    return std::move(e);
+  if (ctx)
+    return ctx;
+  CUdevice dev;
+  if (auto e = d->check(d->cuDeviceGet(&dev, device), "cuDeviceGet"))
+    return std::move(e);
+  if (auto e = d->check(d->cuDevicePrimaryCtxRetain(&ctx, dev),
+                        "cuDevicePrimaryCtxRetain"))
+    return std::move(e);
+  if (auto e = d->check(d->cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
+    return std::move(e);
+  return ctx;
+}
+
+llvm::Expected<int> blockscale::currentDeviceSMs() {
+  auto ctx = ensureContext();
+  if (!ctx)
+    return ctx.takeError();
+  // Launches ask this every time: remember the answer per thread and context.
+  thread_local CUcontext lastCtx = nullptr;
+  thread_local int lastSMs = 0;
+  if (*ctx == lastCtx)
+    return lastSMs;
+  const CudaDriver &d = *getCudaDriver();
+  CUdevice dev;
+  if (auto e = d.check(d.cuCtxGetDevice(&dev), "cuCtxGetDevice"))
+    return std::move(e);
+  static std::mutex mu;
+  static std::map<int, int> sms;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = sms.find(dev);
+  if (it != sms.end()) {
+    lastCtx = *ctx;
+    lastSMs = it->second;
+    return it->second;
+  }
+  int n = 0;
+  if (auto e = d.check(d.cuDeviceGetAttribute(
+                           &n, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+                       "cuDeviceGetAttribute"))
+    return std::move(e);
+  sms[dev] = n;
+  lastCtx = *ctx;
+  lastSMs = n;
+  return n;
+}

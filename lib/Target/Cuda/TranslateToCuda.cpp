@@ -1,0 +1,162 @@
+//===- TranslateToCuda.cpp - blockscale ops to CUDA sources -----*- C++ -*-===//
+
+#include "blockscale/Dialect/BlockScale/IR/BlockScale.h"
+#include "blockscale/Runtime/Nvrtc.h"
+#include "blockscale/Target/Cuda/CudaEmitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::blockscale;
+namespace bsrt = ::blockscale;
+
+static bsrt::Fp8Type toFp8(Type t) {
+  return *getFP8Format(t) == FP8Format::e4m3fn ? bsrt::Fp8Type::E4M3
+                                               : bsrt::Fp8Type::E5M2;
+}
+
+static bsrt::DType toDType(Type t) {
+  if (t.isF32())
+    return bsrt::DType::F32;
+  if (t.isF16())
+    return bsrt::DType::F16;
+  return bsrt::DType::BF16;
+}
+
+FailureOr<EmittedKernel> mlir::blockscale::emitGemmKernel(MatmulOp op) {
+  TileConfigAttr tile = op.getTileAttr();
+  if (!tile)
+    return op.emitOpError() << "expected a tile attribute but got none; run "
+                               "--blockscale-select-tiles (or "
+                               "--blockscale-jit-pipeline) first";
+  if (op.getALayout() != Layout::row_major ||
+      op.getBLayout() != Layout::col_major || !op.getAScaleLayoutAttr() ||
+      !op.getBScaleLayoutAttr())
+    return op.emitOpError() << "expected verified layouts (row_major A, "
+                               "col_major B, scale layouts set) but got "
+                               "others; run --blockscale-jit-pipeline";
+  EmittedKernel k;
+  k.spec.kind = bsrt::KernelKind::Gemm;
+  bsrt::GemmKernelSpec &g = k.spec.gemm;
+  // Forward and grad-input are the same kernel (128x128 B scales): one
+  // binary serves both.
+  g.form = op.getForm() == GemmForm::wgrad ? bsrt::GemmForm::Wgrad
+                                           : bsrt::GemmForm::Fwd;
+  g.a = toFp8(op.getA().getType().getElementType());
+  g.b = toFp8(op.getB().getType().getElementType());
+  g.out = toDType(op.getC().getType().getElementType());
+  g.accumulate = static_cast<bool>(op.getAcc());
+  g.bm = tile.getBm();
+  g.bn = tile.getBn();
+  g.stages = tile.getStages();
+  g.cluster = tile.getCluster();
+  k.spec.name = bsrt::kernelName(k.spec);
+  k.launch.splits = tile.getSplits();
+  k.launch.raster = tile.getRaster();
+  std::string comment =
+      llvm::formatv("blockscale.matmul {0}: A {1} 1x128, B {2} {3}, C {4}{5}",
+                    stringifyGemmForm(op.getForm()), bsrt::toString(g.a),
+                    bsrt::toString(g.b), g.wgrad() ? "128x1" : "128x128",
+                    bsrt::toString(g.out), g.accumulate ? " (+=)" : "")
+          .str();
+  k.source = bsrt::generateCudaSource(k.spec, comment);
+  return k;
+}
+
+FailureOr<EmittedKernel> mlir::blockscale::emitQuantizeKernel(QuantizeOp op) {
+  if (op.getRecipe() == ScaleRecipe::tensorwise)
+    return op.emitOpError() << "expected a blockwise recipe (1x128, 128x1, "
+                               "128x128) but got tensorwise, which has no "
+                               "kernel template";
+  EmittedKernel k;
+  k.spec.kind = bsrt::KernelKind::Quantize;
+  bsrt::QuantKernelSpec &q = k.spec.quant;
+  q.in = toDType(op.getInput().getType().getElementType());
+  q.out = toFp8(op.getResult().getType().getElementType());
+  auto [lr, lc] = getBlockShape(op.getRecipe());
+  // The kernel works in the input's frame.
+  q.br = op.getTranspose() ? lc : lr;
+  q.bc = op.getTranspose() ? lr : lc;
+  q.transposed = op.writesTransposed();
+  k.spec.name = bsrt::kernelName(k.spec);
+  std::string comment =
+      llvm::formatv("blockscale.quantize {0}{1}, result {2}",
+                    getRecipeDisplayName(op.getRecipe()),
+                    op.getTranspose() ? " of the transpose" : "",
+                    stringifyLayout(op.getLayout()))
+          .str();
+  k.source = bsrt::generateCudaSource(k.spec, comment);
+  return k;
+}
+
+static LogicalResult
+forEachKernel(ModuleOp module,
+              function_ref<LogicalResult(const EmittedKernel &)> fn) {
+  WalkResult r = module.walk([&](Operation *op) {
+    FailureOr<EmittedKernel> k = failure();
+    if (auto mm = dyn_cast<MatmulOp>(op))
+      k = emitGemmKernel(mm);
+    else if (auto q = dyn_cast<QuantizeOp>(op))
+      k = emitQuantizeKernel(q);
+    else
+      return WalkResult::advance();
+    if (failed(k) || failed(fn(*k)))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
+LogicalResult mlir::blockscale::translateModuleToCuda(ModuleOp module,
+                                                      raw_ostream &os) {
+  return forEachKernel(module, [&](const EmittedKernel &k) -> LogicalResult {
+    os << "// ----- kernel " << k.spec.name << "\n" << k.source;
+    if (k.spec.kind == bsrt::KernelKind::Gemm)
+      os << "// launch: splits=" << k.launch.splits
+         << " raster=" << k.launch.raster << "\n";
+    return success();
+  });
+}
+
+static void registerDialects(DialectRegistry &registry) {
+  registry.insert<BlockScaleDialect, func::FuncDialect, arith::ArithDialect,
+                  tensor::TensorDialect, shard::ShardDialect>();
+}
+
+void mlir::blockscale::registerToCudaTranslations() {
+  TranslateFromMLIRRegistration emitCuda(
+      "blockscale-emit-cuda",
+      "Emit the CUDA source of every blockscale kernel in the module",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError() << "expected a builtin.module";
+        return translateModuleToCuda(module, os);
+      },
+      registerDialects);
+  TranslateFromMLIRRegistration emitPtx(
+      "blockscale-emit-ptx",
+      "Emit the CUDA source of every kernel and compile it to sm_90a PTX "
+      "with NVRTC",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError() << "expected a builtin.module";
+        return forEachKernel(module, [&](const EmittedKernel &k) -> LogicalResult {
+          bsrt::CompileOptions opts;
+          opts.ptx = true;
+          auto out = bsrt::compileCuda(k.source, k.spec.name, opts);
+          if (!out)
+            return module.emitError()
+                   << "NVRTC: " << llvm::toString(out.takeError());
+          os << "// ----- kernel " << k.spec.name << "\n" << out->binary;
+          return success();
+        });
+      },
+      registerDialects);
+}

@@ -1,0 +1,205 @@
+"""ctypes bindings of include/blockscale-c/blockscale.h (no build step).
+
+The shared library is found, in order, at $BLOCKSCALE_LIB, next to this
+package (``_lib/libblockscale_c.so``), or in the repository's ``build/lib``.
+"""
+import ctypes
+import os
+import threading
+
+BS_SUCCESS = 0
+STATUS_NAMES = {1: "invalid argument", 2: "compile error", 3: "no device",
+                4: "CUDA error", 5: "internal error"}
+FORMS = {"fwd": 0, "dgrad": 1, "wgrad": 2}
+FP8 = {"e4m3": 0, "e5m2": 1}
+DTYPES = {"bf16": 0, "f16": 1, "f32": 2}
+
+
+class BlockscaleError(RuntimeError):
+    """A failing C API call; ``status`` is the bs_status_t name."""
+
+    def __init__(self, status, message):
+        super().__init__(f"blockscale ({STATUS_NAMES.get(status, status)}): {message}")
+        self.status = status
+
+
+class GemmDesc(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_int32), ("form", ctypes.c_int32),
+                ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64),
+                ("a_type", ctypes.c_int32), ("b_type", ctypes.c_int32),
+                ("out_dtype", ctypes.c_int32), ("accumulate", ctypes.c_int32),
+                ("m_hint", ctypes.c_int64), ("force_tile", ctypes.c_char_p),
+                ("num_sms", ctypes.c_int32), ("debug_hang", ctypes.c_int32)]
+
+
+class GemmArgs(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_int32),
+                ("a", ctypes.c_void_p), ("a_scale", ctypes.c_void_p),
+                ("b", ctypes.c_void_p), ("b_scale", ctypes.c_void_p),
+                ("c", ctypes.c_void_p), ("m", ctypes.c_int64),
+                ("lda", ctypes.c_int64), ("ldb", ctypes.c_int64), ("ldc", ctypes.c_int64),
+                ("ldsa", ctypes.c_int64), ("ldsb", ctypes.c_int64),
+                ("sb_stride_k", ctypes.c_int64), ("sb_stride_n", ctypes.c_int64),
+                ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t)]
+
+
+class QuantDesc(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_int32), ("in_dtype", ctypes.c_int32),
+                ("out_type", ctypes.c_int32), ("block_rows", ctypes.c_int32),
+                ("block_cols", ctypes.c_int32), ("transpose", ctypes.c_int32),
+                ("col_major", ctypes.c_int32), ("rows", ctypes.c_int64),
+                ("cols", ctypes.c_int64)]
+
+
+class QuantArgs(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_int32), ("x", ctypes.c_void_p),
+                ("q", ctypes.c_void_p), ("scale", ctypes.c_void_p),
+                ("rows", ctypes.c_int64), ("ldx", ctypes.c_int64),
+                ("ldq", ctypes.c_int64), ("ld_scale", ctypes.c_int64)]
+
+
+def _find_library():
+    env = os.environ.get("BLOCKSCALE_LIB")
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [env] if env else []
+    candidates += [os.path.join(here, "_lib", "libblockscale_c.so"),
+                   os.path.join(here, "..", "..", "build", "lib", "libblockscale_c.so")]
+    for c in candidates:
+        if c and os.path.exists(c):
+            return os.path.abspath(c)
+    raise OSError("libblockscale_c.so not found; build it (cmake --build build "
+                  "--target blockscale_c) or set BLOCKSCALE_LIB. Looked in: "
+                  + ", ".join(c for c in candidates if c))
+
+
+_lib = None
+_lock = threading.Lock()
+
+
+def lib():
+    global _lib
+    with _lock:
+        if _lib is None:
+            L = ctypes.CDLL(_find_library())
+            P = ctypes.POINTER
+            sig = {
+                "bs_version": ([], ctypes.c_char_p),
+                "bs_last_error": ([], ctypes.c_char_p),
+                "bs_gemm_desc_init": ([P(GemmDesc)], None),
+                "bs_gemm_args_init": ([P(GemmArgs)], None),
+                "bs_gemm_kernel_create": ([P(GemmDesc), P(ctypes.c_void_p)], ctypes.c_int),
+                "bs_gemm_kernel_destroy": ([ctypes.c_void_p], None),
+                "bs_gemm_launch": ([ctypes.c_void_p, P(GemmArgs), ctypes.c_void_p], ctypes.c_int),
+                "bs_gemm_workspace_size": ([ctypes.c_void_p, ctypes.c_int64], ctypes.c_size_t),
+                "bs_gemm_kernel_info": ([ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t], ctypes.c_int),
+                "bs_quant_desc_init": ([P(QuantDesc)], None),
+                "bs_quant_args_init": ([P(QuantArgs)], None),
+                "bs_quant_kernel_create": ([P(QuantDesc), P(ctypes.c_void_p)], ctypes.c_int),
+                "bs_quant_kernel_destroy": ([ctypes.c_void_p], None),
+                "bs_quant_launch": ([ctypes.c_void_p, P(QuantArgs), ctypes.c_void_p], ctypes.c_int),
+                "bs_quant_scale_geometry": ([P(QuantDesc), ctypes.c_int64, ctypes.c_int64,
+                                             P(ctypes.c_int64)], ctypes.c_int),
+                "bs_gemm_source": ([P(GemmDesc), ctypes.c_char_p, ctypes.c_size_t,
+                                    P(ctypes.c_size_t)], ctypes.c_int),
+                "bs_cache_stats": ([P(ctypes.c_int64)], None),
+                "bs_clear_memory_cache": ([], None),
+            }
+            for name, (args, res) in sig.items():
+                f = getattr(L, name)
+                f.argtypes = args
+                f.restype = res
+            _lib = L
+    return _lib
+
+
+def check(status):
+    if status != BS_SUCCESS:
+        raise BlockscaleError(status, lib().bs_last_error().decode())
+
+
+def gemm_desc(form="fwd", m=-1, n=0, k=0, a_type="e4m3", b_type="e4m3",
+              out_dtype="bf16", accumulate=False, m_hint=4096, force_tile=None,
+              num_sms=0, debug_hang=False):
+    d = GemmDesc()
+    lib().bs_gemm_desc_init(ctypes.byref(d))
+    d.form, d.m, d.n, d.k = FORMS[form], m, n, k
+    d.a_type, d.b_type, d.out_dtype = FP8[a_type], FP8[b_type], DTYPES[out_dtype]
+    d.accumulate, d.m_hint, d.num_sms = int(accumulate), m_hint, num_sms
+    d.force_tile = force_tile.encode() if force_tile else None
+    d.debug_hang = int(debug_hang)
+    return d
+
+
+class GemmKernel:
+    """An owned bs_gemm_kernel_t."""
+
+    def __init__(self, desc):
+        self._desc = desc  # keeps force_tile's bytes alive
+        h = ctypes.c_void_p()
+        check(lib().bs_gemm_kernel_create(ctypes.byref(desc), ctypes.byref(h)))
+        self.handle = h
+
+    def __del__(self):
+        if getattr(self, "handle", None) and _lib is not None:
+            _lib.bs_gemm_kernel_destroy(self.handle)
+
+    def launch(self, args, stream):
+        check(lib().bs_gemm_launch(self.handle, ctypes.byref(args), ctypes.c_void_p(stream)))
+
+    def workspace_size(self, m):
+        return lib().bs_gemm_workspace_size(self.handle, m)
+
+    def info(self):
+        buf = ctypes.create_string_buffer(4096)
+        check(lib().bs_gemm_kernel_info(self.handle, buf, len(buf)))
+        return buf.value.decode()
+
+
+def quant_desc(in_dtype="bf16", out_type="e4m3", block=(1, 128), transpose=False,
+               col_major=False, rows=-1, cols=0):
+    d = QuantDesc()
+    lib().bs_quant_desc_init(ctypes.byref(d))
+    d.in_dtype, d.out_type = DTYPES[in_dtype], FP8[out_type]
+    d.block_rows, d.block_cols = block
+    d.transpose, d.col_major = int(transpose), int(col_major)
+    d.rows, d.cols = rows, cols
+    return d
+
+
+class QuantKernel:
+    def __init__(self, desc):
+        self._desc = desc
+        h = ctypes.c_void_p()
+        check(lib().bs_quant_kernel_create(ctypes.byref(desc), ctypes.byref(h)))
+        self.handle = h
+
+    def __del__(self):
+        if getattr(self, "handle", None) and _lib is not None:
+            _lib.bs_quant_kernel_destroy(self.handle)
+
+    def launch(self, args, stream):
+        check(lib().bs_quant_launch(self.handle, ctypes.byref(args), ctypes.c_void_p(stream)))
+
+
+def scale_geometry(desc, rows, ld_scale=0):
+    out = (ctypes.c_int64 * 5)()
+    check(lib().bs_quant_scale_geometry(ctypes.byref(desc), rows, ld_scale, out))
+    return tuple(out)
+
+
+def gemm_source(desc):
+    needed = ctypes.c_size_t()
+    check(lib().bs_gemm_source(ctypes.byref(desc), None, 0, ctypes.byref(needed)))
+    buf = ctypes.create_string_buffer(needed.value)
+    check(lib().bs_gemm_source(ctypes.byref(desc), buf, len(buf), None))
+    return buf.value.decode()
+
+
+def cache_stats():
+    out = (ctypes.c_int64 * 4)()
+    lib().bs_cache_stats(out)
+    return dict(memory_hits=out[0], disk_hits=out[1], compiles=out[2], corrupt=out[3])
+
+
+def version():
+    return lib().bs_version().decode()

@@ -1,0 +1,301 @@
+"""PyTorch custom ops over the blockscale JIT.
+
+``scaled_mm`` and ``quantize`` are registered with ``torch.library.custom_op``
+and have fake implementations, so ``torch.compile(fullgraph=True)`` traces
+them without graph breaks. Layouts are checked, never fixed up: a tensor in
+the wrong order is an error that names the layout needed (no hidden
+``.contiguous()``).
+"""
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+from . import _capi
+
+FP8_DTYPES = {torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2"}
+OUT_DTYPES = {torch.bfloat16: "bf16", torch.float32: "f32"}
+IN_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
+RECIPES = {"1x128": (1, 128), "128x1": (128, 1), "128x128": (128, 128)}
+LAYOUTS = ("row_major", "col_major")
+
+
+def _cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def _round_up(a, b):
+    return _cdiv(a, b) * b
+
+
+def scale_geometry(recipe, shape, ld=0):
+    """Logical shape, strides and allocation (elements) of the scales of a
+    tensor with logical ``shape`` quantized with ``recipe``, in the layout the
+    kernels read (``--blockscale-pad-scales``): 128x1 scales N-contiguous, the
+    others with the first dimension contiguous; leading stride rounded up to 4.
+    """
+    br, bc = RECIPES[recipe]
+    s0, s1 = _cdiv(shape[0], br), _cdiv(shape[1], bc)
+    row_major = recipe == "128x1"
+    ld = ld or _round_up(s1 if row_major else s0, 4)
+    strides = (ld, 1) if row_major else (1, ld)
+    return (s0, s1), strides, ld * (s0 if row_major else s1)
+
+
+def _out_strides(n, dtype):
+    per = 16 // torch.empty((), dtype=dtype).element_size()
+    return (_round_up(n, per), 1)
+
+
+def _err(msg):
+    raise ValueError("blockscale.scaled_mm: " + msg)
+
+
+def _major_stride(t, dim, name, needed):
+    """Stride of `dim` of a 2-D tensor that must have the other dim unit
+    stride; dims of size 1 have any stride."""
+    other = 1 - dim
+    if t.shape[other] > 1 and t.stride(other) != 1:
+        _err(f"expected {name} to be {needed} (unit stride along dim {other}) but got "
+             f"shape {tuple(t.shape)} strides {tuple(t.stride())}")
+    return t.stride(dim) if t.shape[dim] > 1 else 0
+
+
+def _check_mm(a, a_scale, b, b_scale, recipe_a, recipe_b, out_dtype):
+    if recipe_a != "1x128":
+        _err(f"expected recipe_a '1x128' but got {recipe_a!r}")
+    if recipe_b not in ("128x128", "128x1"):
+        _err(f"expected recipe_b '128x128' (fwd/dgrad) or '128x1' (wgrad) but got {recipe_b!r}")
+    if out_dtype not in OUT_DTYPES:
+        _err(f"expected out_dtype bfloat16 or float32 but got {out_dtype}")
+    for t, name in ((a, "a"), (b, "b")):
+        if t.dim() != 2 or t.dtype not in FP8_DTYPES:
+            _err(f"expected {name} to be a 2-D float8_e4m3fn/float8_e5m2 tensor but got "
+                 f"{t.dim()}-D {t.dtype}")
+    M, K = a.shape
+    if b.shape[0] != K:
+        _err(f"expected b of shape (K={K}, N) but got {tuple(b.shape)}")
+    N = b.shape[1]
+    if K % 16:
+        _err(f"expected K to be a multiple of 16 (16-byte FP8 rows for TMA) but got {K}")
+    lda = _major_stride(a, 0, "a", "(M, K) row-major (K-contiguous)") or K
+    ldb = _major_stride(b, 1, "b", "(K, N) column-major, i.e. the weight (N, K) "
+                        "row-major passed as w.t(); quantize it with layout='col_major'") or K
+    if lda < K or lda % 16 or ldb < K or ldb % 16:
+        _err(f"expected row strides lda={lda}, ldb={ldb} >= K={K} and multiples of 16")
+    Kb = _cdiv(K, 128)
+    for t, name in ((a_scale, "a_scale"), (b_scale, "b_scale")):
+        if t.dtype != torch.float32 or t.dim() != 2:
+            _err(f"expected {name} to be a 2-D float32 tensor but got {t.dim()}-D {t.dtype}")
+    if tuple(a_scale.shape) != (M, Kb):
+        _err(f"expected a_scale of shape (M, ceil(K/128)) = {(M, Kb)} but got {tuple(a_scale.shape)}")
+    ldsa = _major_stride(a_scale, 1, "a_scale", "M-contiguous, e.g. "
+                         "torch.empty(ceil(K/128), round_up(M, 4)).t()[:M]") or _round_up(M, 4)
+    if ldsa < M or ldsa % 4:
+        _err(f"expected a_scale's K-block stride to be >= M={M} and a multiple of 4 "
+             f"(16 bytes, TMA) but got {ldsa}")
+    if recipe_b == "128x128":
+        want = (Kb, _cdiv(N, 128))
+        if tuple(b_scale.shape) != want:
+            _err(f"expected b_scale of shape (ceil(K/128), ceil(N/128)) = {want} but got "
+                 f"{tuple(b_scale.shape)} (a cuBLASLt-padded tensor can be passed as s[:{Kb}])")
+        ldsb = 0
+    else:
+        want = (Kb, N)
+        if tuple(b_scale.shape) != want:
+            _err(f"expected b_scale of shape (ceil(K/128), N) = {want} but got {tuple(b_scale.shape)}")
+        ldsb = _major_stride(b_scale, 0, "b_scale", "N-contiguous (ceil(K/128), N)") or _round_up(N, 4)
+        if ldsb < N or ldsb % 4:
+            _err(f"expected b_scale's K-block stride to be >= N={N} and a multiple of 4 but got {ldsb}")
+    devs = {t.device for t in (a, a_scale, b, b_scale)}
+    if len(devs) != 1 or next(iter(devs)).type != "cuda":
+        _err(f"expected all operands on one CUDA device but got {sorted(map(str, devs))}")
+    for t, name in ((a, "a"), (b, "b"), (a_scale, "a_scale")) + (
+            ((b_scale, "b_scale"),) if recipe_b == "128x1" else ()):
+        if t.data_ptr() % 16:
+            _err(f"expected {name} to start at a 16-byte aligned address (TMA)")
+    return M, N, K, lda, ldb, ldsa, ldsb
+
+
+_gemm_kernels = {}
+_quant_kernels = {}
+_workspaces = {}
+
+
+def _workspace(device, nbytes):
+    """Split-K scratch per device: partial tiles plus arrival counters that
+    start at zero and that every launch leaves at zero, so one zeroed buffer
+    serves all launches that are ordered with respect to each other."""
+    ws = _workspaces.get(device.index)
+    if ws is None or ws.numel() < nbytes:
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError(
+                "blockscale.scaled_mm: this shape needs a larger split-K workspace than "
+                "exists; run it once before capturing the CUDA graph (warm-up)")
+        ws = torch.zeros(max(nbytes, 16 << 20), dtype=torch.uint8, device=device)
+        _workspaces[device.index] = ws
+    return ws
+
+
+def _m_bucket(m):
+    b = 64
+    while b < m and b < 16384:
+        b *= 2
+    return b
+
+
+def _gemm_kernel(form, n, k, a_t, b_t, out, accumulate, m):
+    key = (form, n, k, a_t, b_t, out, accumulate, _m_bucket(m))
+    kern = _gemm_kernels.get(key)
+    if kern is None:
+        desc = _capi.gemm_desc(form=form, m=-1, n=n, k=k, a_type=a_t, b_type=b_t,
+                               out_dtype=out, accumulate=accumulate, m_hint=key[-1])
+        kern = _gemm_kernels.setdefault(key, _capi.GemmKernel(desc))
+    return kern
+
+
+def _launch_mm(a, a_scale, b, b_scale, recipe_b, out, accumulate, dims):
+    M, N, K, lda, ldb, ldsa, ldsb = dims
+    if M == 0:
+        return
+    form = "wgrad" if recipe_b == "128x1" else "fwd"
+    kern = _gemm_kernel(form, N, K, FP8_DTYPES[a.dtype], FP8_DTYPES[b.dtype],
+                        OUT_DTYPES[out.dtype], accumulate, M)
+    args = _capi.GemmArgs()
+    _capi.lib().bs_gemm_args_init(args)
+    args.a, args.a_scale, args.b, args.b_scale, args.c = (
+        a.data_ptr(), a_scale.data_ptr(), b.data_ptr(), b_scale.data_ptr(), out.data_ptr())
+    args.m, args.lda, args.ldb, args.ldc = M, lda, ldb, out.stride(0) if M > 1 else N
+    args.ldsa, args.ldsb = ldsa, ldsb
+    if recipe_b == "128x128":
+        args.sb_stride_k, args.sb_stride_n = b_scale.stride(0), b_scale.stride(1)
+    need = kern.workspace_size(M)
+    if need:
+        ws = _workspace(a.device, need)
+        args.workspace, args.workspace_bytes = ws.data_ptr(), ws.numel()
+    with torch.cuda.device(a.device):
+        kern.launch(args, torch.cuda.current_stream(a.device).cuda_stream)
+
+
+@torch.library.custom_op("blockscale::scaled_mm", mutates_args=())
+def scaled_mm(a: Tensor, a_scale: Tensor, b: Tensor, b_scale: Tensor, recipe_a: str,
+              recipe_b: str, out_dtype: torch.dtype) -> Tensor:
+    """C = A @ B with blockwise decode scales (see the module docstring of
+    blockscale for the layouts). ``recipe_b`` '128x128' is the forward /
+    grad-input GEMM, '128x1' the grad-weight GEMM."""
+    dims = _check_mm(a, a_scale, b, b_scale, recipe_a, recipe_b, out_dtype)
+    M, N = dims[0], dims[1]
+    out = torch.empty_strided((M, N), _out_strides(N, out_dtype), dtype=out_dtype,
+                              device=a.device)
+    _launch_mm(a, a_scale, b, b_scale, recipe_b, out, False, dims)
+    return out
+
+
+@scaled_mm.register_fake
+def _(a, a_scale, b, b_scale, recipe_a, recipe_b, out_dtype):
+    M, N = a.shape[0], b.shape[1]
+    return torch.empty_strided((M, N), _out_strides(N, out_dtype), dtype=out_dtype,
+                               device=a.device)
+
+
+@torch.library.custom_op("blockscale::scaled_mm_accumulate", mutates_args=("c",))
+def scaled_mm_accumulate(c: Tensor, a: Tensor, a_scale: Tensor, b: Tensor,
+                         b_scale: Tensor) -> None:
+    """c += A @ B for the grad-weight form (1x128 x 128x1), c float32."""
+    dims = _check_mm(a, a_scale, b, b_scale, "1x128", "128x1", torch.float32)
+    if c.dtype != torch.float32 or tuple(c.shape) != (dims[0], dims[1]) or (
+            dims[1] > 1 and c.stride(1) != 1):
+        _err(f"expected c to be a row-major float32 {(dims[0], dims[1])} tensor but got "
+             f"{c.dtype} {tuple(c.shape)} strides {tuple(c.stride())}")
+    if (c.stride(0) * 4) % 16 or c.data_ptr() % 16:
+        _err("expected c's rows to be 16-byte aligned (TMA reduce-add)")
+    _launch_mm(a, a_scale, b, b_scale, "128x1", c, True, dims)
+
+
+def _scale_tensor(shape, strides, device):
+    """Scales as a view of a buffer that includes the padding of the leading
+    stride, so that e.g. cuBLASLt's padded (round_up(Kb, 4), Nb) view of
+    128x128 scales stays in bounds."""
+    outer = shape[1] if strides[0] == 1 else shape[0]
+    ld = max(strides)
+    return torch.empty(ld * outer, dtype=torch.float32, device=device).as_strided(shape, strides)
+
+
+def _q_err(msg):
+    raise ValueError("blockscale.quantize: " + msg)
+
+
+def _quant_layout(x, recipe, transpose, layout, fp8_dtype):
+    if recipe not in RECIPES:
+        _q_err(f"expected recipe '1x128', '128x1' or '128x128' but got {recipe!r}")
+    if layout not in LAYOUTS:
+        _q_err(f"expected layout 'row_major' or 'col_major' but got {layout!r}")
+    if fp8_dtype not in FP8_DTYPES:
+        _q_err(f"expected fp8_dtype float8_e4m3fn or float8_e5m2 but got {fp8_dtype}")
+    if x.dim() != 2 or x.dtype not in IN_DTYPES:
+        _q_err(f"expected a 2-D bfloat16/float16/float32 tensor but got {x.dim()}-D {x.dtype}")
+    R, C = x.shape
+    L = (C, R) if transpose else (R, C)
+    col = layout == "col_major"
+    q_strides = (1, L[0]) if col else (L[1], 1)
+    s_shape, s_strides, _ = scale_geometry(recipe, L)
+    return R, C, L, q_strides, s_shape, s_strides
+
+
+@torch.library.custom_op("blockscale::quantize", mutates_args=())
+def quantize(x: Tensor, recipe: str, transpose: bool = False, layout: str = "row_major",
+             fp8_dtype: torch.dtype = torch.float8_e4m3fn) -> Tuple[Tensor, Tensor]:
+    """FP8 cast with blockwise decode scales of the (optionally transposed)
+    row-major input; returns (q, scale) as logical tensors whose strides are
+    the physical layout the matmul kernels read."""
+    R, C, L, q_strides, s_shape, s_strides = _quant_layout(x, recipe, transpose, layout,
+                                                           fp8_dtype)
+    if C > 1 and x.stride(1) != 1:
+        _q_err(f"expected a row-major input (unit column stride) but got strides "
+               f"{tuple(x.stride())}")
+    ldx = x.stride(0) if R > 1 else C
+    esize = x.element_size()
+    if (ldx * esize) % 16 or x.data_ptr() % 16:
+        _q_err(f"expected 16-byte aligned input rows but got row stride {ldx} x {x.dtype}")
+    writes_t = transpose != (layout == "col_major")
+    if writes_t and R % 16:
+        _q_err(f"expected rows to be a multiple of 16 for a transposed result (its FP8 rows "
+               f"are the input's columns) but got {R}")
+    if not writes_t and C % 16:
+        _q_err(f"expected columns to be a multiple of 16 (16-byte FP8 rows) but got {C}")
+    if x.device.type != "cuda":
+        _q_err(f"expected a CUDA tensor but got {x.device}")
+    q = torch.empty_strided(L, q_strides, dtype=fp8_dtype, device=x.device)
+    s = _scale_tensor(s_shape, s_strides, x.device)
+    if R == 0 or C == 0:
+        return q, s
+    key = (IN_DTYPES[x.dtype], FP8_DTYPES[fp8_dtype], recipe, transpose, layout, C)
+    kern = _quant_kernels.get(key)
+    if kern is None:
+        desc = _capi.quant_desc(in_dtype=key[0], out_type=key[1], block=RECIPES[recipe],
+                                transpose=transpose, col_major=layout == "col_major",
+                                rows=-1, cols=C)
+        kern = _quant_kernels.setdefault(key, _capi.QuantKernel(desc))
+    args = _capi.QuantArgs()
+    _capi.lib().bs_quant_args_init(args)
+    args.x, args.q, args.scale = x.data_ptr(), q.data_ptr(), s.data_ptr()
+    args.rows, args.ldx = R, ldx
+    args.ldq = R if writes_t else C
+    args.ld_scale = max(s_strides)
+    with torch.cuda.device(x.device):
+        kern.launch(args, torch.cuda.current_stream(x.device).cuda_stream)
+    return q, s
+
+
+@quantize.register_fake
+def _(x, recipe, transpose=False, layout="row_major", fp8_dtype=torch.float8_e4m3fn):
+    R, C, L, q_strides, s_shape, s_strides = _quant_layout(x, recipe, transpose, layout,
+                                                           fp8_dtype)
+    q = torch.empty_strided(L, q_strides, dtype=fp8_dtype, device=x.device)
+    s = _scale_tensor(s_shape, s_strides, x.device)
+    return q, s
+
+
+@scaled_mm_accumulate.register_fake
+def _(c, a, a_scale, b, b_scale):
+    return None

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (see docs/GPU.md). Build here first:
+#   scripts/build-gpu-bundle.sh        (fills build/bin and build/lib)
+# then, through the device tool, with carry = ["build/bin", "build/lib"]:
+#   scripts/gpu-check.sh [smoke|sweep|quant|bench|python|all]
+# Logs go to $OUT (or ./gpu-out) so that they come back.
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+GEN=build/bin/blockscale-gen
+export BLOCKSCALE_CACHE_DIR=${BLOCKSCALE_CACHE_DIR:-/tmp/blockscale-cache}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# NVRTC: the toolkit's, else the wheel that PyTorch ships.
+if [ ! -e /usr/local/cuda/lib64/libnvrtc.so.13 ]; then
+  w=$(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__file__))' 2>/dev/null)
+  [ -n "$w" ] && export LD_LIBRARY_PATH=$(dirname "$(find "$w" -name 'libnvrtc.so.13' | head -1)"):${LD_LIBRARY_PATH:-}
+fi
+
+FAILS=0
+run() { # run <timeout-s> <command...>: log, count failures
+  local t=$1; shift
+  echo "+ $*" | tee -a "$OUT/check.log"
+  timeout "$t" "$@" 2>&1 | tee -a "$OUT/check.log"
+  local rc=${PIPESTATUS[0]}
+  if [ "$rc" != 0 ]; then echo "FAILED rc=$rc: $*" | tee -a "$OUT/failures.log"; FAILS=$((FAILS+1)); fi
+}
+
+gemm_sweep() {
+  local dbg=--debug-hang
+  # default shape, tails in every dimension, small M, split-K, each form.
+  run 120 $GEN --run $dbg --iters 0 --m 512 --n 2112 --k 7168
+  run 120 $GEN --run $dbg --iters 0 --m 77 --n 200 --k 7008
+  run 120 $GEN --run $dbg --iters 0 --m 1 --n 256 --k 128
+  run 120 $GEN --run $dbg --iters 0 --m 300 --n 2112 --k 1040
+  run 120 $GEN --run $dbg --iters 0 --m 128 --n 2112 --k 7168
+  run 120 $GEN --run $dbg --iters 0 --m 129 --n 1000 --k 4096 --force-tile splits=3
+  run 120 $GEN --run $dbg --iters 0 --m 1000 --n 4096 --k 2048 --form dgrad
+  run 120 $GEN --run $dbg --iters 0 --m 1024 --n 4096 --k 2048 --form wgrad
+  run 120 $GEN --run $dbg --iters 0 --m 333 --n 520 --k 1008 --form wgrad
+  run 120 $GEN --run $dbg --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate
+  run 120 $GEN --run $dbg --iters 0 --m 256 --n 384 --k 1024 --out-dtype f32
+  run 120 $GEN --run $dbg --iters 0 --m 256 --n 384 --k 1024 --a-type e5m2
+  for t in bm=64,bn=16 bm=64,bn=192 bm=128,bn=48 bm=128,bn=80 bm=128,bn=96 \
+           bm=128,bn=144 bm=128,bn=160 bm=128,bn=192 bm=128,bn=128,stages=2; do
+    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t
+    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t --form wgrad
+  done
+}
+
+quant_sweep() {
+  for r in 1x128 128x1 128x128; do
+    for f in "" "--transpose" "--col-major" "--transpose --col-major"; do
+      run 120 $GEN --op quantize --run --iters 0 --rows 1008 --cols 2112 --recipe $r $f
+    done
+  done
+  run 120 $GEN --op quantize --run --iters 0 --rows 4096 --cols 7168 --recipe 1x128 --in-dtype f32
+  run 120 $GEN --op quantize --run --iters 0 --rows 4096 --cols 7168 --recipe 128x1 --col-major --in-dtype f32
+}
+
+quick_time() {
+  # Host data generation is slow for the largest shapes; bench/ times those.
+  for s in "4096 7168 4096" "4096 32768 512" "128 2112 7168" "4096 2112 7168"; do
+    set -- $s
+    run 300 $GEN --run --iters 30 --check-rows 16 --m $1 --n $2 --k $3
+  done
+  run 300 $GEN --run --iters 30 --check-rows 16 --form wgrad --m 4096 --n 4096 --k 4096
+  for r in "1x128" "128x1 --col-major" "1x128 --transpose" "128x128 --transpose --col-major" "128x128"; do
+    run 120 $GEN --op quantize --run --iters 30 --rows 32768 --cols 4096 --recipe $r
+  done
+}
+
+cluster_sweep() {
+  local dbg=--debug-hang
+  for t in bm=128,bn=128,cluster=2 bm=128,bn=192,cluster=2 bm=64,bn=128,cluster=2 \
+           bm=128,bn=144,cluster=2 bm=128,bn=64,cluster=2,splits=3; do
+    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t
+    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t --form wgrad
+  done
+  # odd tile count along N (the pair's second tile is clipped away)
+  run 120 $GEN --run $dbg --iters 0 --m 300 --n 2112 --k 1024 --force-tile bm=128,bn=192,cluster=2
+  run 120 $GEN --run $dbg --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate --force-tile bm=128,bn=128,cluster=2
+}
+
+python_tests() {
+  run 600 env PYTHONPATH=python python3 -m pytest -x -q -p no:cacheprovider test/gpu -s
+}
+
+VARIANTS=${VARIANTS:-"bm=128,bn=128;bm=128,bn=112;bm=128,bn=96;bm=128,bn=160;bm=128,bn=192;bm=128,bn=144;bm=128,bn=64;bm=64,bn=128;bm=64,bn=192;bm=128,bn=128,splits=2;bm=128,bn=64,splits=2;bm=128,bn=64,splits=4;bm=64,bn=128,splits=2;bm=64,bn=64,splits=4;bm=128,bn=128,raster=16;bm=128,bn=128,raster=4"}
+
+full_bench() {
+  run 900 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py --json "$OUT/bench_gemm.json"
+}
+
+bench() {
+  run 900 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py --targets-only --variants "$VARIANTS" --json "$OUT/bench_gemm.json"
+}
+
+profile() {
+  local NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  [ -n "$NCU" ] || { echo "no ncu"; return; }
+  for t in ${PROFILE_TILES:-bm=128,bn=128 bm=128,bn=192}; do
+    timeout 300 "$NCU" --clock-control none -k regex:bs_gemm -c 1 \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+      --section WarpStateStats --section SchedulerStats --section LaunchStats \
+      $GEN --run --iters 0 --check-rows 8 --m 4096 --n 7168 --k 4096 --force-tile $t \
+      > "$OUT/ncu_${t//[=,]/_}.txt" 2>&1
+    grep -E "Duration|Throughput|Pipe|L2|Stall|Issued|Eligible|Registers" "$OUT/ncu_${t//[=,]/_}.txt" | head -40
+  done
+}
+
+other_benches() {
+  run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
+  run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_linear.py
+  # a fresh cache directory, so that "cold" really compiles
+  run 300 env -u BLOCKSCALE_CACHE_DIR build/bin/blockscale-bench-jit --json "$OUT/bench_jit.json"
+}
+
+profile_source() {
+  local NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  [ -n "$NCU" ] || { echo "no ncu"; return; }
+  timeout 300 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --section WarpStateStats \
+    --section SourceCounters --section SpeedOfLight \
+    $GEN --run --iters 0 --check-rows 8 --m 4096 --n 7168 --k 4096 --force-tile ${PROFILE_TILE:-bm=128,bn=128} \
+    > "$OUT/ncu_source.txt" 2>&1
+  sed -n '/Warp Stall Sampling/,+40p' "$OUT/ncu_source.txt" | head -60
+}
+
+sass() {
+  $GEN --m 4096 --n 4096 --k 4096 --emit cubin -o "$OUT/gemm.cubin" 2>&1 | tee -a "$OUT/check.log"
+  if command -v cuobjdump >/dev/null; then
+    cuobjdump --dump-sass "$OUT/gemm.cubin" > "$OUT/gemm.sass" 2>&1
+    echo "QGMMA: $(grep -c QGMMA "$OUT/gemm.sass")  LDL/STL: $(grep -cE 'LDL|STL' "$OUT/gemm.sass")" | tee -a "$OUT/check.log"
+  fi
+}
+
+mode=${1:-smoke}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee -a "$OUT/check.log"
+case "$mode" in
+  smoke) sass; gemm_sweep; quant_sweep; quick_time ;;
+  sweep) gemm_sweep ;;
+  quant) quant_sweep ;;
+  time) quick_time ;;
+  round2) cluster_sweep; python_tests; bench; profile ;;
+  round3) gemm_sweep; cluster_sweep; python_tests; bench; profile ;;
+  round4) python_tests; bench; profile_source; other_benches ;;
+  final) gemm_sweep; quant_sweep; python_tests; full_bench; other_benches ;;
+  recheck) run 120 $GEN --run --debug-hang --iters 0 --m 256 --n 384 --k 1024 --a-type e5m2
+           python_tests
+           run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_linear.py
+           run 300 env -u BLOCKSCALE_CACHE_DIR build/bin/blockscale-bench-jit --json "$OUT/bench_jit.json" ;;
+  bench) bench ;;
+  python) python_tests ;;
+  profile) profile ;;
+  *) echo "unknown mode $mode"; exit 2 ;;
+esac
+echo "gpu-check $mode: $FAILS failure(s)" | tee -a "$OUT/check.log"
+[ "$FAILS" = 0 ]

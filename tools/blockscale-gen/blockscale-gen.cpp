@@ -1,0 +1,626 @@
+//===- blockscale-gen.cpp - generate, compile and run kernels ---*- C++ -*-===//
+//
+//   blockscale-gen --m 512 --n 2112 --k 7168 --form fwd --emit cuda
+//   blockscale-gen --m 4096 --n 7168 --k 16384 --run         (needs a GPU)
+//   blockscale-gen --op quantize --rows 4096 --cols 7168 --recipe 1x128 --run
+//   blockscale-gen input.mlir --emit ptx
+//
+// --run uploads random data (quantized on the host with the bit-exact
+// reference cast), poisons the output, launches, checks against an f64 host
+// reference (GEMM) or bit for bit (casts), then times the kernel with CUDA
+// events (median of --iters launches) and prints TFLOP/s or GB/s.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockscale/Dialect/BlockScale/IR/BlockScale.h"
+#include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
+#include "blockscale/JIT/Jit.h"
+#include "blockscale/Runtime/CudaDriver.h"
+#include "blockscale/Runtime/Reference.h"
+#include "blockscale/Target/Cuda/CudaEmitter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace blockscale;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory cat("blockscale-gen options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::init(""),
+                                      cl::desc("[input.mlir]"), cl::cat(cat));
+static cl::opt<std::string> opKind("op", cl::init("gemm"),
+                                   cl::desc("gemm | quantize"), cl::cat(cat));
+static cl::opt<int64_t> optM("m", cl::init(512), cl::desc("M (-1: dynamic)"),
+                             cl::cat(cat));
+static cl::opt<int64_t> optN("n", cl::init(2112), cl::desc("N"), cl::cat(cat));
+static cl::opt<int64_t> optK("k", cl::init(7168), cl::desc("K"), cl::cat(cat));
+static cl::opt<std::string> optForm("form", cl::init("fwd"),
+                                    cl::desc("fwd | dgrad | wgrad"),
+                                    cl::cat(cat));
+static cl::opt<std::string> optOut("out-dtype", cl::init("bf16"),
+                                   cl::desc("bf16 | f32"), cl::cat(cat));
+static cl::opt<std::string> optAType("a-type", cl::init("e4m3"),
+                                     cl::desc("e4m3 | e5m2"), cl::cat(cat));
+static cl::opt<std::string> optBType("b-type", cl::init("e4m3"),
+                                     cl::desc("e4m3 | e5m2"), cl::cat(cat));
+static cl::opt<bool> optAccumulate("accumulate", cl::init(false),
+                                   cl::desc("C += A @ B (f32 output)"),
+                                   cl::cat(cat));
+static cl::opt<std::string>
+    optForce("force-tile", cl::init(""),
+             cl::desc("e.g. bm=128,bn=128,stages=4,splits=1"), cl::cat(cat));
+static cl::opt<int> optSMs("num-sms", cl::init(0),
+                           cl::desc("SM count (0: the GPU's, or 132)"),
+                           cl::cat(cat));
+static cl::opt<int64_t> optRows("rows", cl::init(4096),
+                                cl::desc("quantize: input rows"), cl::cat(cat));
+static cl::opt<int64_t> optCols("cols", cl::init(7168),
+                                cl::desc("quantize: input columns"),
+                                cl::cat(cat));
+static cl::opt<std::string> optRecipe("recipe", cl::init("1x128"),
+                                      cl::desc("quantize: 1x128 | 128x1 | "
+                                               "128x128 (of the result)"),
+                                      cl::cat(cat));
+static cl::opt<bool> optTranspose("transpose", cl::init(false),
+                                  cl::desc("quantize: result is input^T"),
+                                  cl::cat(cat));
+static cl::opt<bool> optColMajor("col-major", cl::init(false),
+                                 cl::desc("quantize: result stored "
+                                          "column-major"),
+                                 cl::cat(cat));
+static cl::opt<std::string> optInType("in-dtype", cl::init("bf16"),
+                                      cl::desc("quantize: bf16 | f16 | f32"),
+                                      cl::cat(cat));
+static cl::opt<std::string> optEmit("emit", cl::init(""),
+                                    cl::desc("cuda | ptx | cubin | mlir | "
+                                             "spec (default: cuda unless "
+                                             "--run)"),
+                                    cl::cat(cat));
+static cl::opt<std::string> outputFile("o", cl::init("-"),
+                                       cl::desc("output file"), cl::cat(cat));
+static cl::opt<bool> optRun("run", cl::init(false),
+                            cl::desc("run on the GPU, check and time"),
+                            cl::cat(cat));
+static cl::opt<int> optIters("iters", cl::init(50),
+                             cl::desc("timed launches"), cl::cat(cat));
+static cl::opt<int> optCheckRows("check-rows", cl::init(96),
+                                 cl::desc("GEMM rows checked against the "
+                                          "f64 reference (0: all)"),
+                                 cl::cat(cat));
+static cl::opt<double> optTol("tol", cl::init(-1),
+                              cl::desc("relative-error bound (default 2e-3 "
+                                       "for bf16, 5e-4 for f32: FP8 wgmma "
+                                       "accumulates with ~2^-14 precision "
+                                       "inside a 128-deep block)"),
+                              cl::cat(cat));
+static cl::opt<uint64_t> optSeed("seed", cl::init(0),
+                                 cl::desc("random seed (0: from the clock)"),
+                                 cl::cat(cat));
+static cl::opt<bool> optDebugHang("debug-hang", cl::init(false),
+                                  cl::desc("compile with mbarrier timeouts"),
+                                  cl::cat(cat));
+
+static int fail(const llvm::Twine &msg) {
+  llvm::errs() << "blockscale-gen: error: " << msg << "\n";
+  return 1;
+}
+
+static int fail(llvm::Error e) { return fail(llvm::toString(std::move(e))); }
+
+static bool parseFp8(llvm::StringRef s, Fp8Type &t) {
+  if (s == "e4m3")
+    t = Fp8Type::E4M3;
+  else if (s == "e5m2")
+    t = Fp8Type::E5M2;
+  else
+    return false;
+  return true;
+}
+
+static bool parseDType(llvm::StringRef s, DType &t) {
+  if (s == "bf16")
+    t = DType::BF16;
+  else if (s == "f16")
+    t = DType::F16;
+  else if (s == "f32")
+    t = DType::F32;
+  else
+    return false;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Device helpers (driver API only)
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct DeviceBuffer {
+  const CudaDriver *d = nullptr;
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  ~DeviceBuffer() {
+    if (ptr)
+      d->cuMemFree_v2(ptr);
+  }
+  llvm::Error alloc(const CudaDriver &drv, size_t n) {
+    d = &drv;
+    bytes = std::max<size_t>(n, 16);
+    return d->check(d->cuMemAlloc_v2(&ptr, bytes), "cuMemAlloc");
+  }
+  llvm::Error upload(const void *src, size_t n) {
+    return d->check(d->cuMemcpyHtoD_v2(ptr, src, n), "cuMemcpyHtoD");
+  }
+  llvm::Error download(void *dst, size_t n) {
+    return d->check(d->cuMemcpyDtoH_v2(dst, ptr, n), "cuMemcpyDtoH");
+  }
+  void *get() const { return reinterpret_cast<void *>(ptr); }
+};
+
+/// Median time of `iters` launches, each bracketed by events.
+template <class F>
+llvm::Expected<double> timeMedianMs(const CudaDriver &d, int iters, F launch) {
+  CUevent start, stop;
+  if (auto e = d.check(d.cuEventCreate(&start, 0), "cuEventCreate"))
+    return std::move(e);
+  if (auto e = d.check(d.cuEventCreate(&stop, 0), "cuEventCreate"))
+    return std::move(e);
+  for (int i = 0; i < 5; ++i) // warm-up
+    if (auto e = launch())
+      return std::move(e);
+  std::vector<float> ms;
+  for (int i = 0; i < iters; ++i) {
+    d.cuEventRecord(start, nullptr);
+    if (auto e = launch())
+      return std::move(e);
+    d.cuEventRecord(stop, nullptr);
+    if (auto e = d.check(d.cuEventSynchronize(stop), "kernel execution"))
+      return std::move(e);
+    float t = 0;
+    d.cuEventElapsedTime_v2(&t, start, stop);
+    ms.push_back(t);
+  }
+  d.cuEventDestroy_v2(start);
+  d.cuEventDestroy_v2(stop);
+  std::sort(ms.begin(), ms.end());
+  return double(ms[ms.size() / 2]);
+}
+} // namespace
+
+static int runGemm(const GemmDesc &desc, const GemmKernel &kernel) {
+  auto dOr = getCudaDriver();
+  if (!dOr)
+    return fail(dOr.takeError());
+  const CudaDriver &d = *dOr;
+  if (auto ctx = ensureContext(); !ctx)
+    return fail(ctx.takeError());
+  int64_t m = desc.m > 0 ? desc.m : desc.mHint;
+  uint64_t seed = optSeed ? uint64_t(optSeed) : uint64_t(std::random_device{}());
+  std::mt19937_64 rng(seed);
+  ref::GemmOperands ops = ref::makeGemmOperands(
+      desc.form, m, desc.n, desc.k, desc.a, desc.b, desc.accumulate, rng);
+  int ob = dtypeBytes(desc.out);
+  DeviceBuffer A, SA, B, SB, C;
+  size_t cBytes = size_t(m) * desc.n * ob;
+  if (auto e = A.alloc(d, ops.a.size()))
+    return fail(std::move(e));
+  if (auto e = B.alloc(d, ops.b.size()))
+    return fail(std::move(e));
+  if (auto e = SA.alloc(d, ops.sa.size() * 4))
+    return fail(std::move(e));
+  if (auto e = SB.alloc(d, ops.sb.size() * 4))
+    return fail(std::move(e));
+  if (auto e = C.alloc(d, cBytes))
+    return fail(std::move(e));
+  if (auto e = A.upload(ops.a.data(), ops.a.size()))
+    return fail(std::move(e));
+  if (auto e = B.upload(ops.b.data(), ops.b.size()))
+    return fail(std::move(e));
+  if (auto e = SA.upload(ops.sa.data(), ops.sa.size() * 4))
+    return fail(std::move(e));
+  if (auto e = SB.upload(ops.sb.data(), ops.sb.size() * 4))
+    return fail(std::move(e));
+  // Poison: 0xFF bytes are NaN in bf16 and f32, so an unwritten element
+  // fails the check.
+  if (desc.accumulate) {
+    if (auto e = C.upload(ops.cInit.data(), cBytes))
+      return fail(std::move(e));
+  } else if (auto e = d.check(d.cuMemsetD8_v2(C.ptr, 0xff, cBytes),
+                              "cuMemsetD8")) {
+    return fail(std::move(e));
+  }
+
+  GemmArgs args;
+  args.a = A.get();
+  args.b = B.get();
+  args.sa = static_cast<const float *>(SA.get());
+  args.sb = static_cast<const float *>(SB.get());
+  args.c = C.get();
+  args.m = m;
+  args.ldsa = ops.ldsa;
+  if (desc.form == GemmForm::Wgrad)
+    args.ldsb = ops.ldsb;
+  else {
+    args.sbStrideK = ops.sbStrideK;
+    args.sbStrideN = ops.sbStrideN;
+  }
+  if (auto e = kernel(args, nullptr))
+    return fail(std::move(e));
+  if (auto e = d.check(d.cuCtxSynchronize(), "kernel execution"))
+    return fail(std::move(e));
+
+  std::vector<uint8_t> host(cBytes);
+  if (auto e = C.download(host.data(), cBytes))
+    return fail(std::move(e));
+  std::vector<int64_t> rows;
+  if (optCheckRows > 0 && optCheckRows < m) {
+    // Random rows plus the last tile's rows (tails).
+    std::uniform_int_distribution<int64_t> pick(0, m - 1);
+    for (int i = 0; i < optCheckRows - 8; ++i)
+      rows.push_back(pick(rng));
+    for (int64_t r = std::max<int64_t>(0, m - 8); r < m; ++r)
+      rows.push_back(r);
+  }
+  std::vector<double> refOut;
+  ref::gemmReference(ops, desc.form, desc.a, desc.b, rows, refOut);
+  if (rows.empty())
+    for (int64_t r = 0; r < m; ++r)
+      rows.push_back(r);
+  double num = 0, den = 0, maxAbs = 0;
+  int64_t bad = 0;
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (int64_t c = 0; c < desc.n; ++c) {
+      size_t idx = size_t(rows[i]) * desc.n + c;
+      double got;
+      if (ob == 4) {
+        float f;
+        std::memcpy(&f, &host[idx * 4], 4);
+        got = f;
+      } else {
+        uint16_t h;
+        std::memcpy(&h, &host[idx * 2], 2);
+        got = ref::bf16ToFloat(h);
+      }
+      double want = refOut[i * desc.n + c];
+      if (!std::isfinite(got)) {
+        ++bad;
+        continue;
+      }
+      num += (got - want) * (got - want);
+      den += want * want;
+      maxAbs = std::max(maxAbs, std::fabs(got - want));
+    }
+  double rel = std::sqrt(num / std::max(den, 1e-300));
+  // bf16 rounding of the output alone is ~1.6e-3; e5m2 products span a wider
+  // exponent range, and the tensor core's FP8 accumulation aligns them to the
+  // largest with limited mantissa, so e5m2 operands add a little more.
+  bool e5m2 = desc.a == Fp8Type::E5M2 || desc.b == Fp8Type::E5M2;
+  double tol = optTol > 0 ? double(optTol)
+                          : (ob == 4 ? 5e-4 : (e5m2 ? 3e-3 : 2e-3));
+  bool ok = bad == 0 && rel <= tol;
+  llvm::outs() << llvm::formatv(
+      "check: {0} {1}x{2}x{3} out={4}{5}: rel_err={6:e} max_abs={7:e} "
+      "non_finite={8} rows_checked={9} seed={10} -> {11}\n",
+      toString(desc.form), m, desc.n, desc.k, toString(desc.out),
+      desc.accumulate ? " (+=)" : "", rel, maxAbs, bad, rows.size(), seed,
+      ok ? "PASS" : "FAIL");
+  if (!ok)
+    return 1;
+
+  if (optIters > 0 && !desc.accumulate) {
+    auto ms = timeMedianMs(d, optIters, [&] { return kernel(args, nullptr); });
+    if (!ms)
+      return fail(ms.takeError());
+    double tflops = 2.0 * m * desc.n * desc.k / (*ms * 1e-3) / 1e12;
+    llvm::outs() << llvm::formatv(
+        "time: {0} {1}x{2}x{3} {4} splits={5}: median {6:f1} us, {7:f1} "
+        "TFLOP/s (model {8:f1} us)\n",
+        toString(desc.form), m, desc.n, desc.k, kernel.compiled->spec.name,
+        kernel.launch.splits, *ms * 1e3, tflops,
+        kernel.predictedSeconds * 1e6);
+  }
+  return 0;
+}
+
+static int runQuantize(const QuantDesc &desc, const QuantKernel &kernel) {
+  auto dOr = getCudaDriver();
+  if (!dOr)
+    return fail(dOr.takeError());
+  const CudaDriver &d = *dOr;
+  if (auto ctx = ensureContext(); !ctx)
+    return fail(ctx.takeError());
+  int64_t rows = desc.rows > 0 ? desc.rows : 4096;
+  uint64_t seed = optSeed ? uint64_t(optSeed) : uint64_t(std::random_device{}());
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::uniform_int_distribution<int> mag(-8, 8);
+  int ib = dtypeBytes(desc.in);
+  std::vector<float> x(size_t(rows) * desc.cols);
+  std::vector<uint8_t> xbytes(x.size() * ib);
+  for (int64_t r = 0; r < rows; ++r) {
+    float rm = std::ldexp(1.f, mag(rng));
+    for (int64_t c = 0; c < desc.cols; ++c) {
+      float v = normal(rng) * rm * (c % 97 == 0 ? 16.f : 1.f);
+      size_t i = size_t(r) * desc.cols + c;
+      if (desc.in == DType::F32) {
+        x[i] = v;
+        std::memcpy(&xbytes[i * 4], &v, 4);
+      } else if (desc.in == DType::BF16) {
+        uint16_t h = ref::floatToBf16(v);
+        x[i] = ref::bf16ToFloat(h);
+        std::memcpy(&xbytes[i * 2], &h, 2);
+      } else {
+        return fail("--run of f16 casts is not supported by blockscale-gen "
+                    "(use the Python tests)");
+      }
+    }
+  }
+  ScaleGeometry g = quantScaleGeometry(desc, rows, 0);
+  int64_t ldq = desc.writesTransposed() ? rows : desc.cols;
+  std::vector<uint8_t> qRef(size_t(rows) * desc.cols, 0xee);
+  std::vector<float> sRef(g.allocElements, -1.f);
+  ref::quantize(desc, x.data(), rows, desc.cols, qRef.data(), ldq,
+                sRef.data(), g);
+
+  DeviceBuffer X, Q, S;
+  if (auto e = X.alloc(d, xbytes.size()))
+    return fail(std::move(e));
+  if (auto e = Q.alloc(d, qRef.size()))
+    return fail(std::move(e));
+  if (auto e = S.alloc(d, sRef.size() * 4))
+    return fail(std::move(e));
+  if (auto e = X.upload(xbytes.data(), xbytes.size()))
+    return fail(std::move(e));
+  d.cuMemsetD8_v2(Q.ptr, 0xee, qRef.size());
+  // Padding of the scale buffer is not written: poison it like the host copy.
+  std::vector<float> sPoison(sRef.size(), -1.f);
+  if (auto e = S.upload(sPoison.data(), sPoison.size() * 4))
+    return fail(std::move(e));
+  QuantArgs args;
+  args.x = X.get();
+  args.q = Q.get();
+  args.s = static_cast<float *>(S.get());
+  args.rows = rows;
+  if (auto e = kernel(args, nullptr))
+    return fail(std::move(e));
+  if (auto e = d.check(d.cuCtxSynchronize(), "kernel execution"))
+    return fail(std::move(e));
+  std::vector<uint8_t> q(qRef.size());
+  std::vector<float> s(sRef.size());
+  if (auto e = Q.download(q.data(), q.size()))
+    return fail(std::move(e));
+  if (auto e = S.download(s.data(), s.size() * 4))
+    return fail(std::move(e));
+  int64_t qBad = 0, sBad = 0;
+  for (size_t i = 0; i < q.size(); ++i)
+    qBad += q[i] != qRef[i];
+  for (size_t i = 0; i < s.size(); ++i)
+    sBad += std::memcmp(&s[i], &sRef[i], 4) != 0;
+  bool ok = qBad == 0 && sBad == 0;
+  llvm::outs() << llvm::formatv(
+      "check: quantize {0}x{1} {2} {3}x{4}{5}{6} -> {7}: fp8 mismatches={8}/{9} "
+      "scale mismatches={10}/{11} seed={12} -> {13}\n",
+      rows, desc.cols, toString(desc.in), desc.blockRows, desc.blockCols,
+      desc.transpose ? " transpose" : "", desc.colMajor ? " col_major" : "",
+      toString(desc.out), qBad, q.size(), sBad, s.size(), seed,
+      ok ? "PASS" : "FAIL");
+  if (!ok)
+    return 1;
+  if (optIters > 0) {
+    auto ms = timeMedianMs(d, optIters, [&] { return kernel(args, nullptr); });
+    if (!ms)
+      return fail(ms.takeError());
+    double bytes = double(x.size()) * ib + double(q.size()) +
+                   double(g.rows * g.cols) * 4;
+    llvm::outs() << llvm::formatv(
+        "time: quantize {0}x{1} {2}: median {3:f1} us, {4:f0} GB/s\n", rows,
+        desc.cols, kernel.compiled->spec.name, *ms * 1e3,
+        bytes / (*ms * 1e-3) / 1e9);
+  }
+  return 0;
+}
+
+static int emitCompiled(llvm::StringRef source, llvm::StringRef name,
+                        bool ptx, llvm::raw_ostream &os, bool binary) {
+  CompileOptions opts;
+  opts.ptx = ptx;
+  if (optDebugHang)
+    opts.extra.push_back("-DBS_DEBUG_HANG");
+  auto out = compileCuda(source, name, opts);
+  if (!out)
+    return fail(out.takeError());
+  if (!ptx)
+    llvm::errs() << llvm::formatv(
+        "{0}: {1} registers, {2} spill bytes, compiled in {3:f3} s\n", name,
+        out->registers, out->spillBytes, out->seconds);
+  (void)binary;
+  os << out->binary;
+  return 0;
+}
+
+static int handleMlirInput(llvm::raw_ostream &os) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::blockscale::BlockScaleDialect, mlir::func::FuncDialect,
+                  mlir::tensor::TensorDialect, mlir::shard::ShardDialect>();
+  mlir::MLIRContext ctx(registry);
+  llvm::SourceMgr sm;
+  mlir::SourceMgrDiagnosticHandler handler(sm, &ctx);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(inputFile, sm, &ctx);
+  if (!module)
+    return 1;
+  mlir::PassManager pm(&ctx);
+  mlir::blockscale::JitPipelineOptions opts;
+  if (optSMs > 0)
+    opts.numSMs = optSMs;
+  opts.force = optForce;
+  mlir::blockscale::buildJitPipeline(pm, opts);
+  if (mlir::failed(pm.run(*module)))
+    return 1;
+  std::string emit = optEmit.empty() ? "cuda" : std::string(optEmit);
+  if (emit == "mlir") {
+    module->print(os);
+    return 0;
+  }
+  int rc = 0;
+  module->walk([&](mlir::Operation *op) {
+    mlir::FailureOr<mlir::blockscale::EmittedKernel> k = mlir::failure();
+    if (auto mm = llvm::dyn_cast<mlir::blockscale::MatmulOp>(op))
+      k = mlir::blockscale::emitGemmKernel(mm);
+    else if (auto q = llvm::dyn_cast<mlir::blockscale::QuantizeOp>(op))
+      k = mlir::blockscale::emitQuantizeKernel(q);
+    else
+      return;
+    if (mlir::failed(k)) {
+      rc = 1;
+      return;
+    }
+    if (emit == "cuda")
+      os << k->source;
+    else if (emit == "spec")
+      os << k->spec.serialize() << "\n";
+    else
+      rc |= emitCompiled(k->source, k->spec.name, emit == "ptx", os,
+                         emit == "cubin");
+  });
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(cat);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "blockscale kernel generator and runner\n");
+  std::string emit = optEmit.empty() ? (optRun ? "none" : "cuda")
+                                     : std::string(optEmit);
+  if (emit != "cuda" && emit != "ptx" && emit != "cubin" && emit != "mlir" &&
+      emit != "spec" && emit != "none")
+    return fail("--emit expects cuda, ptx, cubin, mlir, spec or none but got '" +
+                emit + "'");
+  std::error_code ec;
+  llvm::ToolOutputFile out(outputFile, ec,
+                           emit == "cubin" ? llvm::sys::fs::OF_None
+                                           : llvm::sys::fs::OF_Text);
+  if (ec)
+    return fail("cannot open " + outputFile + ": " + ec.message());
+
+  if (!inputFile.empty()) {
+    if (optRun)
+      return fail("--run takes a shape (--m/--n/--k), not an .mlir input");
+    int rc = handleMlirInput(out.os());
+    if (rc == 0)
+      out.keep();
+    return rc;
+  }
+
+  JitOptions jopts;
+  if (optDebugHang)
+    jopts.compile.extra.push_back("-DBS_DEBUG_HANG");
+
+  if (opKind == "quantize") {
+    QuantDesc q;
+    if (!parseDType(optInType, q.in))
+      return fail("--in-dtype expects bf16, f16 or f32 but got " + optInType);
+    if (!parseFp8(optBType == "e4m3" ? optAType : optBType, q.out))
+      return fail("--a-type/--b-type expects e4m3 or e5m2");
+    if (optRecipe == "1x128") {
+      q.blockRows = 1;
+      q.blockCols = 128;
+    } else if (optRecipe == "128x1") {
+      q.blockRows = 128;
+      q.blockCols = 1;
+    } else if (optRecipe == "128x128") {
+      q.blockRows = q.blockCols = 128;
+    } else {
+      return fail("--recipe expects 1x128, 128x1 or 128x128 but got " +
+                  optRecipe);
+    }
+    q.transpose = optTranspose;
+    q.colMajor = optColMajor;
+    q.rows = optRows;
+    q.cols = optCols;
+    auto plan = planQuantize(q);
+    if (!plan)
+      return fail(plan.takeError());
+    if (emit == "cuda")
+      out.os() << plan->source;
+    else if (emit == "mlir")
+      out.os() << plan->ir;
+    else if (emit == "spec")
+      out.os() << plan->spec.serialize() << "\n";
+    else if (emit == "ptx" || emit == "cubin") {
+      if (int rc = emitCompiled(plan->source, plan->spec.name, emit == "ptx",
+                                out.os(), emit == "cubin"))
+        return rc;
+    }
+    out.keep();
+    if (!optRun)
+      return 0;
+    auto kernel = getQuantKernel(q, jopts);
+    if (!kernel)
+      return fail(kernel.takeError());
+    return runQuantize(q, **kernel);
+  }
+  if (opKind != "gemm")
+    return fail("--op expects gemm or quantize but got " + opKind);
+
+  GemmDesc desc;
+  if (optForm == "fwd")
+    desc.form = GemmForm::Fwd;
+  else if (optForm == "dgrad")
+    desc.form = GemmForm::Dgrad;
+  else if (optForm == "wgrad")
+    desc.form = GemmForm::Wgrad;
+  else
+    return fail("--form expects fwd, dgrad or wgrad but got " + optForm);
+  if (!parseDType(optOut, desc.out))
+    return fail("--out-dtype expects bf16 or f32 but got " + optOut);
+  if (!parseFp8(optAType, desc.a) || !parseFp8(optBType, desc.b))
+    return fail("--a-type/--b-type expect e4m3 or e5m2");
+  desc.m = optM;
+  desc.n = optN;
+  desc.k = optK;
+  desc.accumulate = optAccumulate;
+  desc.forceTile = optForce;
+  desc.numSMs = optSMs;
+  if (desc.m > 0)
+    desc.mHint = desc.m;
+
+  auto plan = planGemm(desc);
+  if (!plan)
+    return fail(plan.takeError());
+  if (emit == "cuda")
+    out.os() << plan->source;
+  else if (emit == "mlir")
+    out.os() << plan->ir;
+  else if (emit == "spec")
+    out.os() << plan->spec.serialize() << " splits=" << plan->launch.splits
+             << " raster=" << plan->launch.raster << "\n";
+  else if (emit == "ptx" || emit == "cubin") {
+    if (int rc = emitCompiled(plan->source, plan->spec.name, emit == "ptx",
+                              out.os(), emit == "cubin"))
+      return rc;
+  }
+  out.keep();
+  if (!optRun)
+    return 0;
+  auto kernel = getGemmKernel(desc, jopts);
+  if (!kernel)
+    return fail(kernel.takeError());
+  return runGemm(desc, **kernel);
+}
