@@ -46,7 +46,13 @@ struct Diagnostics {
   explicit Diagnostics(mlir::MLIRContext *ctx)
       : handler(ctx, [this](mlir::Diagnostic &d) {
           llvm::raw_string_ostream os(text);
-          os << d.getLocation() << ": " << d << "\n";
+          const char *sev = d.getSeverity() == mlir::DiagnosticSeverity::Error
+                                ? "error"
+                                : d.getSeverity() ==
+                                          mlir::DiagnosticSeverity::Warning
+                                      ? "warning"
+                                      : "note";
+          os << d.getLocation() << ": " << sev << ": " << d << "\n";
           for (mlir::Diagnostic &note : d.getNotes())
             os << "  note: " << note << "\n";
           return mlir::success();

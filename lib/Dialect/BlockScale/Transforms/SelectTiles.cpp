@@ -94,8 +94,9 @@ struct SelectTilesPass
         }
         if (!::blockscale::isValidTile(c.bm, c.bn)) {
           op.emitOpError() << "expected a forced tile the kernels implement "
-                              "but got "
-                           << c.str();
+                              "(bm 64 or 128; bn 16..128 step 16, 144, 160, "
+                              "192) but got bm="
+                           << c.bm << ",bn=" << c.bn;
           failedAny = true;
           return;
         }

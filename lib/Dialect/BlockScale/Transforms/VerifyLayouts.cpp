@@ -97,8 +97,8 @@ static LogicalResult verifyMatmul(MatmulOp op) {
   for (const Role &r : roles) {
     if (!r.layout)
       return op.emitOpError()
-             << "expected a " << r.name
-             << "_scale_layout but got none; run --blockscale-pad-scales";
+             << "expected " << (r.name == "A" ? "a_scale_layout" : "b_scale_layout")
+             << " but got none; run --blockscale-pad-scales";
     ScaleLayoutAttr need =
         getRequiredScaleLayout(ctx, r.recipe, r.name == "A");
     bool anyOrder = r.recipe == ScaleRecipe::blk_128x128;

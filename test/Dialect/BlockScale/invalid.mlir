@@ -1,0 +1,268 @@
+// RUN: blockscale-opt %s --split-input-file --verify-diagnostics
+
+// One case per verifier branch of the dialect.
+
+func.func @quantize_result_shape(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected result shape 512x256 (the input transposed) but got 256x512}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>, transpose}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<256x4xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_partial_block(%x: tensor<300x1000xbf16>) {
+  // Partial blocks round up: ceil(1000 / 128) = 8.
+  // expected-error @+1 {{expected scale shape 300x8 for 1x128 blocks of a 300x1000 result but got 300x7}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<300x1000xbf16> -> tensor<300x1000xf8E4M3FN>, tensor<300x7xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_128x128(%x: tensor<300x1000xbf16>) {
+  // expected-error @+1 {{expected scale shape 3x8 for 128x128 blocks of a 300x1000 result but got 8x3}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<300x1000xbf16> -> tensor<300x1000xf8E4M3FN>, tensor<8x3xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dynamic_mismatch(%x: tensor<?x256xbf16>) {
+  // expected-error @+1 {{expected scale shape ?x256 for 128x1 blocks of a ?x256 result but got 4x256}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_128x1>}
+      : tensor<?x256xbf16> -> tensor<?x256xf8E4M3FN>, tensor<4x256xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_tensorwise_scale(%x: tensor<256x256xbf16>) {
+  // expected-error @+1 {{expected scale shape scalar for tensorwise blocks of a 256x256 result but got 1x1}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<tensorwise>}
+      : tensor<256x256xbf16> -> tensor<256x256xf8E4M3FN>, tensor<1x1xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_tensorwise_layout(%x: tensor<256x256xbf16>) {
+  // expected-error @+1 {{expected no scale_layout for a tensorwise (scalar) scale}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<tensorwise>,
+                                   scale_layout = #blockscale.scale_layout<col_major>}
+      : tensor<256x256xbf16> -> tensor<256x256xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @quantize_not_fp8(%x: tensor<256x256xbf16>) {
+  // expected-error @+1 {{result #0 must be 2D tensor of f8E4M3FN type or f8E5M2 type values, but got 'tensor<256x256xbf16>'}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<256x256xbf16> -> tensor<256x256xbf16>, tensor<256x2xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_k_mismatch(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                             %b: tensor<384x512xf8E4M3FN>, %bs: tensor<3x4xf32>) {
+  // expected-error @+1 {{expected B with K = 256 rows (A is 128x256) but got 384x512}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<384x512xf8E4M3FN>, tensor<3x4xf32> -> tensor<128x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_k_dynamic(%a: tensor<128x?xf8E4M3FN>, %as: tensor<128x?xf32>,
+                            %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // expected-error @+1 {{expected A and B to agree on whether K is dynamic but got 128x? and 256x512}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x?xf8E4M3FN>, tensor<128x?xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_recipe_pair(%a: tensor<128x256xf8E4M3FN>, %as: tensor<1x2xf32>,
+                              %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // expected-error @+1 {{unsupported recipe pair (128x128, 128x128): expected 1x128 x 128x128 (fwd, dgrad) or 1x128 x 128x1 (wgrad)}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_128x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x256xf8E4M3FN>, tensor<1x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_recipe_tensorwise(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                                    %b: tensor<256x512xf8E4M3FN>, %bs: tensor<f32>) {
+  // expected-error @+1 {{unsupported recipe pair (1x128, tensorwise)}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<tensorwise>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<f32> -> tensor<128x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_form_recipe(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                              %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // expected-error @+1 {{expected B recipe 128x1 for form wgrad but got 128x128}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<wgrad>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_a_scales(%a: tensor<128x300xf8E4M3FN>, %as: tensor<128x2xf32>,
+                           %b: tensor<300x512xf8E4M3FN>, %bs: tensor<3x4xf32>) {
+  // expected-error @+1 {{expected A scales of shape 128x3 (1x128 blocks of 128x300) but got 128x2}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x300xf8E4M3FN>, tensor<128x2xf32>, tensor<300x512xf8E4M3FN>, tensor<3x4xf32> -> tensor<128x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_b_scales_128x128(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                                   %b: tensor<256x520xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // expected-error @+1 {{expected B scales of shape 2x5 (128x128 blocks of 256x520) but got 2x4}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<dgrad>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x520xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x520xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_b_scales_128x1(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                                 %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // expected-error @+1 {{expected B scales of shape 2x512 (128x1 blocks of 256x512) but got 2x4}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<wgrad>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x1>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_result_shape(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                               %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // expected-error @+1 {{expected result shape 128x512 but got 512x128}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<512x128xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_acc_type(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                           %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x512xf32>,
+                           %acc: tensor<128x256xf32>) {
+  // expected-error @+1 {{expected acc of type 'tensor<128x512xf32>' (the result type) but got 'tensor<128x256xf32>'}}
+  %c = blockscale.matmul %a[%as], %b[%bs] acc(%acc : tensor<128x256xf32>) {form = #blockscale.form<wgrad>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x1>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x512xf32> -> tensor<128x512xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_acc_bf16(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                           %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x512xf32>,
+                           %acc: tensor<128x512xbf16>) {
+  // expected-error @+1 {{expected an f32 result when accumulating but got 'bf16'}}
+  %c = blockscale.matmul %a[%as], %b[%bs] acc(%acc : tensor<128x512xbf16>) {form = #blockscale.form<wgrad>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x1>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x512xf32> -> tensor<128x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_splits(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                         %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // expected-error @+1 {{expected tile splits <= 2 (K-blocks of 128) but got 3}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 3, raster = 8>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_not_fp8(%a: tensor<128x256xbf16>, %as: tensor<128x2xf32>,
+                          %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // expected-error @+1 {{operand #0 must be 2D tensor of f8E4M3FN type or f8E5M2 type values, but got 'tensor<128x256xbf16>'}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x256xbf16>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_f16_out(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                          %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // expected-error @+1 {{result #0 must be 2D tensor of bfloat16 type or 32-bit float values, but got 'tensor<128x512xf16>'}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xf16>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected scale_layout align to be a power of two >= 1 but got 3}}
+func.func @bad_align() attributes {a = #blockscale.scale_layout<col_major, align = 3>}
+
+// -----
+
+// expected-error @+1 {{expected tile bm = 64 or 128 (one or two consumer warpgroups of m64 wgmma) but got 256}}
+func.func @bad_bm() attributes {a = #blockscale.tile<bm = 256, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
+
+// -----
+
+// expected-error @+1 {{expected tile bn in {16, 32, ..., 128, 144, 160, 192} but got 176}}
+func.func @bad_bn() attributes {a = #blockscale.tile<bm = 128, bn = 176, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
+
+// -----
+
+// expected-error @+1 {{expected tile bk = 128 (one scale block per pipeline stage) but got 64}}
+func.func @bad_bk() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 64, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
+
+// -----
+
+// expected-error @+1 {{expected tile stages in [2, 16] but got 1}}
+func.func @bad_stages() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 1, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
+
+// -----
+
+// expected-error @+1 {{expected tile cluster = 1 or 2 (CTA pairs sharing A through TMA multicast) but got 4}}
+func.func @bad_cluster() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 4, swizzle = 128, splits = 1, raster = 8>}
+
+// -----
+
+// expected-error @+1 {{expected tile swizzle = 128 (bk = 128 FP8 bytes per row) but got 64}}
+func.func @bad_swizzle() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 64, splits = 1, raster = 8>}
+
+// -----
+
+// expected-error @+1 {{expected tile splits >= 1 but got 0}}
+func.func @bad_splits() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 0, raster = 8>}
+
+// -----
+
+// expected-error @+1 {{expected tile raster >= 1 but got 0}}
+func.func @bad_raster() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 0>}

@@ -1,0 +1,220 @@
+// RUN: blockscale-opt %s --split-input-file --blockscale-verify-layouts --verify-diagnostics | FileCheck %s
+
+// A program in the layouts the kernels read passes unchanged.
+// CHECK-LABEL: func.func @ok
+// CHECK: blockscale.matmul
+func.func @ok(%x: tensor<?x7168xbf16>, %wq: tensor<7168x2112xf8E4M3FN>, %ws: tensor<56x17xf32>) -> tensor<?x2112xbf16> {
+  %xq, %xs = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>,
+                                     scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<?x7168xbf16> -> tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>
+  %c = blockscale.matmul %xq[%xs], %wq[%ws] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<7168x2112xf8E4M3FN>, tensor<56x17xf32> -> tensor<?x2112xbf16>
+  return %c : tensor<?x2112xbf16>
+}
+
+// -----
+
+func.func @a_col_major(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                       %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) -> tensor<128x512xbf16> {
+  // expected-error @+1 {{expected A to be row_major (K-contiguous, the only FP8 operand order wgmma reads) but got col_major; quantize it with layout = #blockscale.layout<row_major>}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_layout = #blockscale.layout<col_major>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return %c : tensor<128x512xbf16>
+}
+
+// -----
+
+func.func @b_row_major(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                       %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) -> tensor<128x512xbf16> {
+  // expected-error @+1 {{expected B to be col_major (K-contiguous, i.e. the weight as (N, K) row-major) but got row_major; quantize it with layout = #blockscale.layout<col_major>}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         b_layout = #blockscale.layout<row_major>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return %c : tensor<128x512xbf16>
+}
+
+// -----
+
+func.func @k_not_16b(%a: tensor<128x1000xf8E4M3FN>, %as: tensor<128x8xf32>,
+                     %b: tensor<1000x512xf8E4M3FN>, %bs: tensor<8x4xf32>) -> tensor<128x512xbf16> {
+  // expected-error @+1 {{expected the row stride of A to be a multiple of 16 bytes (TMA rule) but got K = 1000 (1000 bytes of 'f8E4M3FN'); pad the rows and set lda = 1008}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x1000xf8E4M3FN>, tensor<128x8xf32>, tensor<1000x512xf8E4M3FN>, tensor<8x4xf32> -> tensor<128x512xbf16>
+  return %c : tensor<128x512xbf16>
+}
+
+// -----
+
+// A padded leading dimension makes K = 1000 legal for A (B still is not).
+func.func @k_padded_a_only(%a: tensor<128x1000xf8E4M3FN>, %as: tensor<128x8xf32>,
+                           %b: tensor<1000x512xf8E4M3FN>, %bs: tensor<8x4xf32>) -> tensor<128x512xbf16> {
+  // expected-error @+1 {{expected the row stride of B to be a multiple of 16 bytes (TMA rule) but got K = 1000 (1000 bytes of 'f8E4M3FN'); pad the rows and set ldb = 1008}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         lda = 1008 : i64}
+      : tensor<128x1000xf8E4M3FN>, tensor<128x8xf32>, tensor<1000x512xf8E4M3FN>, tensor<8x4xf32> -> tensor<128x512xbf16>
+  return %c : tensor<128x512xbf16>
+}
+
+// -----
+
+func.func @lda_too_small(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                         %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) -> tensor<128x512xbf16> {
+  // expected-error @+1 {{expected lda >= K = 256 but got 128}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         lda = 128 : i64}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return %c : tensor<128x512xbf16>
+}
+
+// -----
+
+func.func @ldb_not_16b(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                       %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) -> tensor<128x512xbf16> {
+  // expected-error @+1 {{expected the row stride of B to be a multiple of 16 bytes (TMA rule) but got ldb = 260 (260 bytes of 'f8E4M3FN'); use ldb = 272}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         ldb = 260 : i64}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return %c : tensor<128x512xbf16>
+}
+
+// -----
+
+func.func @n_not_16b(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                     %b: tensor<256x100xf8E4M3FN>, %bs: tensor<2x1xf32>) -> tensor<128x100xbf16> {
+  // expected-error @+1 {{expected the row stride of C to be a multiple of 16 bytes (TMA rule) but got N = 100 (200 bytes of 'bf16'); pad the rows and set ldc = 104}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x100xf8E4M3FN>, tensor<2x1xf32> -> tensor<128x100xbf16>
+  return %c : tensor<128x100xbf16>
+}
+
+// -----
+
+func.func @no_scale_layout(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                           %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) -> tensor<128x512xbf16> {
+  // expected-error @+1 {{expected a_scale_layout but got none; run --blockscale-pad-scales}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return %c : tensor<128x512xbf16>
+}
+
+// -----
+
+func.func @wrong_scale_layout(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                              %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x512xf32>) -> tensor<128x512xf32> {
+  // expected-error @+1 {{expected B scale layout #blockscale.scale_layout<row_major, align = 4> but got #blockscale.scale_layout<col_major, align = 4>}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<wgrad>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x1>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x512xf32> -> tensor<128x512xf32>
+  return %c : tensor<128x512xf32>
+}
+
+// -----
+
+func.func @producer_recipe(%x: tensor<128x256xbf16>, %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) -> tensor<128x512xbf16> {
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_128x1>,
+                                   scale_layout = #blockscale.scale_layout<row_major, align = 4>}
+      : tensor<128x256xbf16> -> tensor<128x256xf8E4M3FN>, tensor<1x256xf32>
+  %as = tensor.empty() : tensor<128x2xf32>
+  // expected-error @+1 {{expected A quantized with 1x128 blocks but its quantize uses 128x1}}
+  %c = blockscale.matmul %q[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return %c : tensor<128x512xbf16>
+}
+
+// -----
+
+func.func @producer_layout(%w: tensor<512x256xbf16>, %a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>) -> tensor<128x512xbf16> {
+  // The weight quantized without `layout = col_major`: the (K, N) result is
+  // row-major, which the kernel cannot read.
+  %q, %s = blockscale.quantize %w {recipe = #blockscale.recipe<blk_128x128>, transpose,
+                                   scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<512x256xbf16> -> tensor<256x512xf8E4M3FN>, tensor<2x4xf32>
+  // expected-error @+1 {{expected B in col_major order but its quantize writes row_major}}
+  %c = blockscale.matmul %a[%as], %q[%s] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return %c : tensor<128x512xbf16>
+}
+
+// -----
+
+func.func @scales_from_other_quantize(%x: tensor<128x256xbf16>, %y: tensor<128x256xbf16>,
+                                      %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) -> tensor<128x512xbf16> {
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>,
+                                   scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<128x256xbf16> -> tensor<128x256xf8E4M3FN>, tensor<128x2xf32>
+  %q2, %s2 = blockscale.quantize %y {recipe = #blockscale.recipe<blk_1x128>,
+                                     scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<128x256xbf16> -> tensor<128x256xf8E4M3FN>, tensor<128x2xf32>
+  // expected-error @+1 {{expected the A scales to come from the quantize that produces A}}
+  %c = blockscale.matmul %q[%s2], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return %c : tensor<128x512xbf16>
+}
+
+// -----
+
+func.func @scale_layout_mismatch_with_producer(%x: tensor<128x256xbf16>, %b: tensor<256x512xf8E4M3FN>,
+                                               %bs: tensor<2x4xf32>) -> tensor<128x512xbf16> {
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>,
+                                   scale_layout = #blockscale.scale_layout<col_major, align = 8>}
+      : tensor<128x256xbf16> -> tensor<128x256xf8E4M3FN>, tensor<128x2xf32>
+  // expected-error @+1 {{expected A scales laid out as #blockscale.scale_layout<col_major, align = 4> but the producing quantize writes #blockscale.scale_layout<col_major, align = 8>}}
+  %c = blockscale.matmul %q[%s], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return %c : tensor<128x512xbf16>
+}
+
+// -----
+
+func.func @quantize_no_layout(%x: tensor<128x256xbf16>) -> tensor<128x2xf32> {
+  // expected-error @+1 {{expected a scale_layout but got none; run --blockscale-pad-scales}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<128x256xbf16> -> tensor<128x256xf8E4M3FN>, tensor<128x2xf32>
+  return %s : tensor<128x2xf32>
+}
+
+// -----
+
+func.func @quantize_input_rows(%x: tensor<128x100xbf16>) -> tensor<128x1xf32> {
+  // expected-error @+1 {{expected input rows of a multiple of 16 bytes but got 100 x 'bf16'; pad the columns to 104}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>,
+                                   scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<128x100xbf16> -> tensor<128x100xf8E4M3FN>, tensor<128x1xf32>
+  return %s : tensor<128x1xf32>
+}
+
+// -----
+
+func.func @quantize_output_rows(%x: tensor<100x256xbf16>) -> tensor<256x1xf32> {
+  // expected-error @+1 {{expected the FP8 output's rows to be a multiple of 16 bytes (TMA rule for its consumer) but got 100 elements; pad that dimension to 112}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>, transpose,
+                                   scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<100x256xbf16> -> tensor<256x100xf8E4M3FN>, tensor<256x1xf32>
+  return %s : tensor<256x1xf32>
+}

@@ -1,0 +1,34 @@
+// REQUIRES: nvrtc
+// RUN: blockscale-opt %s --blockscale-jit-pipeline | blockscale-translate --blockscale-emit-ptx | FileCheck %s
+
+// NVRTC compiles the emitted source to sm_90a PTX on a machine without a
+// GPU. The GEMM's PTX has the Hopper instructions the design relies on.
+
+// CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_128x1_t
+// CHECK: .target sm_90a
+// CHECK: cvt.rn.satfinite.e4m3x2.f32
+
+// CHECK-LABEL: // ----- kernel bs_gemm_b128x128_e4m3_e4m3_bf16
+// CHECK: .target sm_90a
+// CHECK: .entry bs_gemm_b128x128_e4m3_e4m3_bf16
+// CHECK: .param .align 64 .b8 {{.*}}_param_1[128]
+// CHECK-DAG: mbarrier.init.shared::cta.b64
+// CHECK-DAG: setmaxnreg.dec.sync.aligned.u32 40
+// CHECK-DAG: setmaxnreg.inc.sync.aligned.u32 232
+// CHECK-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// CHECK-DAG: wgmma.fence.sync.aligned
+// CHECK-DAG: wgmma.mma_async.sync.aligned.m64n{{[0-9]+}}k32.f32.e4m3.e4m3
+// CHECK-DAG: wgmma.commit_group.sync.aligned
+// CHECK-DAG: wgmma.wait_group.sync.aligned
+// CHECK-DAG: fence.proxy.async.shared::cta
+// CHECK-DAG: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+
+func.func @f(%x: tensor<1024x512xbf16>, %a: tensor<4096x7168xf8E4M3FN>, %as: tensor<4096x56xf32>,
+             %b: tensor<7168x4096xf8E4M3FN>, %bs: tensor<56x32xf32>) -> (tensor<1024x512xf8E4M3FN>, tensor<4096x4096xbf16>) {
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_128x1>, layout = #blockscale.layout<col_major>}
+      : tensor<1024x512xbf16> -> tensor<1024x512xf8E4M3FN>, tensor<8x512xf32>
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<4096x7168xf8E4M3FN>, tensor<4096x56xf32>, tensor<7168x4096xf8E4M3FN>, tensor<56x32xf32> -> tensor<4096x4096xbf16>
+  return %q, %c : tensor<1024x512xf8E4M3FN>, tensor<4096x4096xbf16>
+}

@@ -1,0 +1,131 @@
+// The C API through the shared library.
+#include "blockscale-c/blockscale.h"
+
+#include "gtest/gtest.h"
+
+#include <dlfcn.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+static bool haveNvrtc() {
+  for (const char *n : {"libnvrtc.so.13", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so"})
+    if (void *h = dlopen(n, RTLD_NOW | RTLD_LOCAL)) {
+      dlclose(h);
+      return true;
+    }
+  return false;
+}
+
+static bool haveDriver() {
+  if (void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    dlclose(h);
+    return true;
+  }
+  return false;
+}
+
+TEST(CAPI, DescriptorDefaults) {
+  bs_gemm_desc_t d;
+  bs_gemm_desc_init(&d);
+  EXPECT_EQ(d.struct_size, int32_t(sizeof(d)));
+  EXPECT_EQ(d.m, -1);
+  EXPECT_EQ(d.out_dtype, BS_DTYPE_BF16);
+  EXPECT_STREQ(bs_version(), "blockscale 0.1.0");
+}
+
+TEST(CAPI, StructSizeMismatchIsInvalidArgument) {
+  bs_gemm_desc_t d;
+  bs_gemm_desc_init(&d);
+  d.struct_size = 4;
+  bs_gemm_kernel_t k = reinterpret_cast<bs_gemm_kernel_t>(0x1);
+  EXPECT_EQ(bs_gemm_kernel_create(&d, &k), BS_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(k, nullptr);
+  EXPECT_NE(std::string(bs_last_error()).find("struct_size"), std::string::npos);
+}
+
+TEST(CAPI, BadShapeNamesTheFix) {
+  bs_gemm_desc_t d;
+  bs_gemm_desc_init(&d);
+  d.n = 4096;
+  d.k = 1000;
+  bs_gemm_kernel_t k = nullptr;
+  EXPECT_EQ(bs_gemm_kernel_create(&d, &k), BS_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(bs_last_error()).find("pad K to 1008"), std::string::npos)
+      << bs_last_error();
+}
+
+TEST(CAPI, ErrorsAreThreadLocal) {
+  bs_gemm_desc_t d;
+  bs_gemm_desc_init(&d);
+  d.n = 4096;
+  d.k = 1000;
+  bs_gemm_kernel_t k = nullptr;
+  ASSERT_EQ(bs_gemm_kernel_create(&d, &k), BS_ERROR_INVALID_ARGUMENT);
+  std::string other;
+  std::thread t([&] {
+    bs_quant_desc_t q;
+    bs_quant_desc_init(&q);
+    q.block_rows = 64;
+    q.cols = 256;
+    int64_t g[5];
+    EXPECT_EQ(bs_quant_scale_geometry(&q, 128, 0, g), BS_ERROR_INVALID_ARGUMENT);
+    other = bs_last_error();
+  });
+  t.join();
+  EXPECT_NE(std::string(bs_last_error()).find("pad K"), std::string::npos);
+  EXPECT_NE(other.find("1x128, 128x1 or 128x128"), std::string::npos) << other;
+}
+
+TEST(CAPI, SourceWithoutGpu) {
+  bs_gemm_desc_t d;
+  bs_gemm_desc_init(&d);
+  d.form = BS_FORM_WGRAD;
+  d.n = 4096;
+  d.k = 16384;
+  d.num_sms = 132;
+  size_t need = 0;
+  ASSERT_EQ(bs_gemm_source(&d, nullptr, 0, &need), BS_SUCCESS) << bs_last_error();
+  ASSERT_GT(need, 100u);
+  std::vector<char> buf(need);
+  ASSERT_EQ(bs_gemm_source(&d, buf.data(), buf.size(), nullptr), BS_SUCCESS);
+  std::string src(buf.data());
+  EXPECT_NE(src.find("/*WGRAD=*/true"), std::string::npos) << src;
+}
+
+TEST(CAPI, ScaleGeometry) {
+  bs_quant_desc_t q;
+  bs_quant_desc_init(&q);
+  q.cols = 7168;
+  int64_t g[5];
+  ASSERT_EQ(bs_quant_scale_geometry(&q, 4096, 0, g), BS_SUCCESS);
+  EXPECT_EQ(g[0], 4096); // (M, ceil(K/128)), M-contiguous
+  EXPECT_EQ(g[1], 56);
+  EXPECT_EQ(g[2], 1);
+  EXPECT_EQ(g[3], 4096);
+  EXPECT_EQ(g[4], 4096 * 56);
+}
+
+TEST(CAPI, CreateCompilesWithoutGpuAndLaunchSaysNoDevice) {
+  if (!haveNvrtc())
+    GTEST_SKIP() << "no NVRTC";
+  if (haveDriver())
+    GTEST_SKIP() << "a CUDA driver is present";
+  bs_gemm_desc_t d;
+  bs_gemm_desc_init(&d);
+  d.n = 256;
+  d.k = 256;
+  bs_gemm_kernel_t k = nullptr;
+  ASSERT_EQ(bs_gemm_kernel_create(&d, &k), BS_SUCCESS) << bs_last_error();
+  char info[2048];
+  ASSERT_EQ(bs_gemm_kernel_info(k, info, sizeof(info)), BS_SUCCESS);
+  EXPECT_NE(std::string(info).find("cache_key="), std::string::npos) << info;
+  bs_gemm_args_t a;
+  bs_gemm_args_init(&a);
+  int dummy[64];
+  a.a = a.b = a.a_scale = a.b_scale = dummy;
+  a.c = dummy;
+  a.m = 128;
+  EXPECT_EQ(bs_gemm_launch(k, &a, nullptr), BS_ERROR_NO_DEVICE) << bs_last_error();
+  bs_gemm_kernel_destroy(k);
+}

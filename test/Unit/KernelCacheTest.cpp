@@ -1,0 +1,118 @@
+#include "TestUtils.h"
+
+#include "blockscale/Runtime/KernelCache.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace blockscale;
+using blockscale::test::TempDir;
+
+static void overwrite(const std::string &path, llvm::StringRef bytes) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  ASSERT_FALSE(ec);
+  os << bytes;
+}
+
+static std::string readAll(const std::string &path) {
+  auto buf = llvm::MemoryBuffer::getFile(path, false, false);
+  EXPECT_TRUE(bool(buf));
+  return buf ? (*buf)->getBuffer().str() : "";
+}
+
+TEST(CacheKey, DependsOnEveryInput) {
+  std::string k = computeCacheKey("src", {"-a", "-b"}, "13.0");
+  EXPECT_EQ(k.size(), 32u);
+  EXPECT_EQ(k, computeCacheKey("src", {"-a", "-b"}, "13.0"));
+  EXPECT_NE(k, computeCacheKey("src2", {"-a", "-b"}, "13.0"));
+  EXPECT_NE(k, computeCacheKey("src", {"-a"}, "13.0"));
+  EXPECT_NE(k, computeCacheKey("src", {"-a", "-c"}, "13.0"));
+  EXPECT_NE(k, computeCacheKey("src", {"-a", "-b"}, "13.1"));
+  // Flag boundaries matter: {"-a", "-b"} is not {"-a-b"}.
+  EXPECT_NE(k, computeCacheKey("src", {"-a-b"}, "13.0"));
+}
+
+TEST(DiskCache, StoreThenLoad) {
+  TempDir dir;
+  DiskCache cache(dir.path + "/nested/dir");
+  std::string payload(10000, '\0');
+  for (size_t i = 0; i < payload.size(); ++i)
+    payload[i] = char(i * 31);
+  EXPECT_EQ(cache.load("abc").status, DiskCache::LookupStatus::Miss);
+  ASSERT_FALSE(bool(cache.store("abc", payload)));
+  DiskCache::Lookup l = cache.load("abc");
+  ASSERT_EQ(l.status, DiskCache::LookupStatus::Hit);
+  EXPECT_EQ(l.payload, payload);
+}
+
+TEST(DiskCache, TruncatedEntryIsCorruptNotLoaded) {
+  TempDir dir;
+  DiskCache cache(dir.path);
+  ASSERT_FALSE(bool(cache.store("k", std::string(4096, 'x'))));
+  std::string bytes = readAll(cache.entryPath("k"));
+  overwrite(cache.entryPath("k"), llvm::StringRef(bytes).take_front(bytes.size() / 2));
+  DiskCache::Lookup l = cache.load("k");
+  EXPECT_EQ(l.status, DiskCache::LookupStatus::Corrupt);
+  EXPECT_NE(l.reason.find("size"), std::string::npos) << l.reason;
+  EXPECT_TRUE(l.payload.empty());
+}
+
+TEST(DiskCache, FlippedByteIsCorrupt) {
+  TempDir dir;
+  DiskCache cache(dir.path);
+  ASSERT_FALSE(bool(cache.store("k", std::string(4096, 'x'))));
+  std::string bytes = readAll(cache.entryPath("k"));
+  bytes[bytes.size() - 100] ^= 0x20;
+  overwrite(cache.entryPath("k"), bytes);
+  DiskCache::Lookup l = cache.load("k");
+  EXPECT_EQ(l.status, DiskCache::LookupStatus::Corrupt);
+  EXPECT_EQ(l.reason, "checksum mismatch");
+}
+
+TEST(DiskCache, GarbageHeaderIsCorruptAndRewritable) {
+  TempDir dir;
+  DiskCache cache(dir.path);
+  overwrite(cache.entryPath("k"), "not a cache entry at all");
+  EXPECT_EQ(cache.load("k").status, DiskCache::LookupStatus::Corrupt);
+  ASSERT_FALSE(bool(cache.store("k", "fresh")));
+  DiskCache::Lookup l = cache.load("k");
+  ASSERT_EQ(l.status, DiskCache::LookupStatus::Hit);
+  EXPECT_EQ(l.payload, "fresh");
+}
+
+TEST(DiskCache, NoTemporaryFilesLeftBehind) {
+  TempDir dir;
+  DiskCache cache(dir.path);
+  for (int i = 0; i < 5; ++i)
+    ASSERT_FALSE(bool(cache.store("k", std::string(100 + i, 'y'))));
+  int files = 0;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir.path, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    ++files;
+    EXPECT_EQ(llvm::StringRef(it->path()).find(".tmp."), llvm::StringRef::npos);
+  }
+  EXPECT_EQ(files, 1);
+}
+
+TEST(DiskCache, DisabledWithEmptyDirectory) {
+  DiskCache cache("");
+  EXPECT_FALSE(cache.enabled());
+  EXPECT_FALSE(bool(cache.store("k", "x")));
+  EXPECT_EQ(cache.load("k").status, DiskCache::LookupStatus::Miss);
+}
+
+TEST(DiskCache, DefaultDirectoryFollowsEnvironment) {
+  const char *old = std::getenv("BLOCKSCALE_CACHE_DIR");
+  std::string saved = old ? old : "";
+  setenv("BLOCKSCALE_CACHE_DIR", "/tmp/some-dir", 1);
+  EXPECT_EQ(defaultCacheDir(), "/tmp/some-dir");
+  unsetenv("BLOCKSCALE_CACHE_DIR");
+  setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
+  EXPECT_EQ(defaultCacheDir(), "/tmp/xdg/blockscale");
+  if (old)
+    setenv("BLOCKSCALE_CACHE_DIR", saved.c_str(), 1);
+}

@@ -1,0 +1,76 @@
+#include "blockscale/Runtime/KernelSpec.h"
+#include "blockscale/Runtime/SourceGen.h"
+
+#include "gtest/gtest.h"
+
+using namespace blockscale;
+
+TEST(KernelSpec, GemmRoundTrip) {
+  KernelSpec s;
+  s.gemm.form = GemmForm::Wgrad;
+  s.gemm.a = Fp8Type::E5M2;
+  s.gemm.out = DType::F32;
+  s.gemm.accumulate = true;
+  s.gemm.bm = 64;
+  s.gemm.bn = 144;
+  s.gemm.stages = 6;
+  s.gemm.cluster = 2;
+  s.name = kernelName(s);
+  auto p = KernelSpec::parse(s.serialize());
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  EXPECT_EQ(p->serialize(), s.serialize());
+  EXPECT_EQ(p->gemm.cluster, 2);
+  EXPECT_EQ(s.name, "bs_gemm_b128x1_e5m2_e4m3_f32_acc_bm64_bn144_s6_c2");
+}
+
+TEST(KernelSpec, QuantRoundTripAndFromSource) {
+  KernelSpec s;
+  s.kind = KernelKind::Quantize;
+  s.quant.in = DType::F32;
+  s.quant.out = Fp8Type::E5M2;
+  s.quant.br = 128;
+  s.quant.bc = 1;
+  s.quant.transposed = true;
+  s.name = kernelName(s);
+  std::string src = generateCudaSource(s);
+  auto p = KernelSpec::fromSource(src);
+  ASSERT_TRUE(bool(p));
+  EXPECT_EQ(p->serialize(), s.serialize());
+  EXPECT_NE(src.find("bs::QuantizeTile<bs::InF32, /*FMT=*/1, /*BR=*/128, "
+                     "/*BC=*/1, /*TRANS=*/true>"),
+            std::string::npos)
+      << src;
+}
+
+TEST(KernelSpec, GemmSourceInstantiatesTheTemplate) {
+  KernelSpec s;
+  s.gemm.bm = 128;
+  s.gemm.bn = 160;
+  s.gemm.stages = 5;
+  s.name = kernelName(s);
+  std::string src = generateCudaSource(s);
+  EXPECT_NE(src.find("#define BS_WGMMA_AB \"e4m3.e4m3\""), std::string::npos);
+  EXPECT_NE(src.find("#include \"blockscale/gemm_sm90.cuh\""), std::string::npos);
+  EXPECT_NE(src.find("bs::GemmSm90</*BM=*/128, /*BN=*/160, /*STAGES=*/5"),
+            std::string::npos);
+  EXPECT_NE(src.find("extern \"C\" __global__ void __launch_bounds__("
+                     "BsKernel::kThreads, 1)\nbs_gemm_b128x128_e4m3_e4m3_bf16_bm128_bn160_s5("),
+            std::string::npos)
+      << src;
+}
+
+TEST(KernelSpec, MalformedSpecsAreErrors) {
+  auto p = KernelSpec::parse("kind=gemm name=x form=fwd a=e4m3 b=e4m3");
+  ASSERT_FALSE(bool(p));
+  EXPECT_NE(llvm::toString(p.takeError()).find("missing"), std::string::npos);
+  auto q = KernelSpec::parse("kind=gemm name=x form=sideways a=e4m3 b=e4m3 out=bf16 "
+                             "accumulate=0 bm=128 bn=128 stages=4 cluster=1");
+  ASSERT_FALSE(bool(q));
+  EXPECT_NE(llvm::toString(q.takeError()).find("form=sideways"), std::string::npos);
+  auto r = KernelSpec::parse("kind=conv name=x");
+  ASSERT_FALSE(bool(r));
+  llvm::consumeError(r.takeError());
+  auto s = KernelSpec::fromSource("int main() {}");
+  ASSERT_FALSE(bool(s));
+  llvm::consumeError(s.takeError());
+}

@@ -1,0 +1,50 @@
+#include "blockscale/Dialect/BlockScale/Transforms/TileModel.h"
+#include "blockscale/Target/Cuda/Kernels/params.h"
+
+#include "gtest/gtest.h"
+
+using namespace blockscale;
+
+TEST(TileModel, ValidTiles) {
+  EXPECT_TRUE(isValidTile(128, 128));
+  EXPECT_TRUE(isValidTile(64, 16));
+  EXPECT_TRUE(isValidTile(128, 192));
+  EXPECT_FALSE(isValidTile(128, 176)); // would straddle three scale blocks
+  EXPECT_FALSE(isValidTile(256, 128));
+  EXPECT_FALSE(isValidTile(128, 8));
+}
+
+TEST(TileModel, ChoicesFitSharedMemory) {
+  DeviceModel d;
+  for (int64_t m : {1, 128, 4096, 16384})
+    for (int64_t n : {256, 2112, 7168})
+      for (int64_t k : {512, 7168}) {
+        for (bool wgrad : {false, true}) {
+          GemmProblem p{m, n, k, wgrad, 2, false};
+          TileChoice c = selectTile(p, d);
+          EXPECT_TRUE(isValidTile(c.bm, c.bn)) << c.str();
+          EXPECT_GE(c.stages, 2);
+          EXPECT_LE(bs::gemmSmemBytes(c.bm, c.bn, c.stages, 2, wgrad),
+                    d.smemBytes);
+          EXPECT_LE(c.splits, (k + 127) / 128);
+          EXPECT_GT(c.predictedSeconds, 0);
+        }
+      }
+}
+
+TEST(TileModel, SplitsKOnlyWhenTilesDoNotFillTheGpu) {
+  DeviceModel d;
+  TileChoice small = selectTile({128, 2112, 7168, false, 2, false}, d);
+  EXPECT_GT(small.splits, 1) << small.str();
+  TileChoice big = selectTile({4096, 7168, 16384, false, 2, false}, d);
+  EXPECT_EQ(big.splits, 1) << big.str();
+  EXPECT_EQ(big.bm, 128);
+}
+
+TEST(TileModel, RankingIsSorted) {
+  DeviceModel d;
+  std::vector<TileChoice> all = rankTiles({4096, 4096, 7168, false, 2, false}, d);
+  ASSERT_GT(all.size(), 10u);
+  for (size_t i = 1; i < all.size(); ++i)
+    EXPECT_LE(all[i - 1].predictedSeconds, all[i].predictedSeconds);
+}

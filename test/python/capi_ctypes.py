@@ -1,0 +1,29 @@
+"""Loads python/blockscale/_capi.py by path (the package itself imports torch)."""
+import ctypes
+import importlib.util
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+path = os.path.join(here, "..", "..", "python", "blockscale", "_capi.py")
+spec = importlib.util.spec_from_file_location("bs_capi", path)
+capi = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(capi)
+
+print("version", capi.version())
+src = capi.gemm_source(capi.gemm_desc(m=-1, n=2112, k=7168, num_sms=132))
+print("source has wgmma template:", "blockscale/gemm_sm90.cuh" in src)
+print("geometry", capi.scale_geometry(capi.quant_desc(rows=-1, cols=7168), 4096))
+try:
+    capi.GemmKernel(capi.gemm_desc(m=-1, n=2112, k=7000))
+except capi.BlockscaleError as e:
+    print(f"error status {e.status}: {e}")
+# The ctypes structures must match the C header's layout: the init functions
+# write sizeof() of the C struct into struct_size.
+L = capi.lib()
+for cls, init in ((capi.GemmDesc, L.bs_gemm_desc_init), (capi.GemmArgs, L.bs_gemm_args_init),
+                  (capi.QuantDesc, L.bs_quant_desc_init), (capi.QuantArgs, L.bs_quant_args_init)):
+    obj = cls()
+    init(ctypes.byref(obj))
+    assert obj.struct_size == ctypes.sizeof(cls), (cls.__name__, obj.struct_size, ctypes.sizeof(cls))
+print("struct sizes ok")
