@@ -98,7 +98,10 @@ int main(int argc, char **argv) {
     double launch = 0;
     if (gpu) {
       const CudaDriver &drv = *getCudaDriver();
-      ensureContext();
+      if (auto ctx = ensureContext(); !ctx) {
+        llvm::errs() << llvm::toString(ctx.takeError()) << "\n";
+        return 1;
+      }
       int64_t m = 64;
       CUdeviceptr a, b, sa, sb, cbuf;
       int64_t kb = (d.k + 127) / 128;

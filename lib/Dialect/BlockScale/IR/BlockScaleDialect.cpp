@@ -51,8 +51,9 @@ SmallVector<int64_t> mlir::blockscale::getScaleShape(ArrayRef<int64_t> shape,
     return {};
   auto [br, bc] = getBlockShape(recipe);
   auto ceilDiv = [](int64_t d, int64_t b) {
-    return ShapedType::isDynamic(d) ? ShapedType::kDynamic
-                                    : llvm::divideCeil(d, b);
+    return ShapedType::isDynamic(d)
+               ? ShapedType::kDynamic
+               : static_cast<int64_t>(llvm::divideCeil(d, b));
   };
   return {ceilDiv(shape[0], br), ceilDiv(shape[1], bc)};
 }
