@@ -2,7 +2,10 @@
 
 #include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
@@ -20,8 +23,23 @@ void mlir::blockscale::buildJitPipeline(OpPassManager &pm,
   pm.addPass(createBlockScaleSelectTiles(sel));
 }
 
+void mlir::blockscale::buildShardPipeline(OpPassManager &pm,
+                                          const ShardPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(shard::createShardingPropagation());
+  BlockScaleCheckShardAlignmentOptions align;
+  align.allowPadding = options.allowPadding;
+  pm.addPass(createBlockScaleCheckShardAlignment(align));
+  pm.addNestedPass<func::FuncOp>(shard::createPartition());
+  pm.addPass(createCanonicalizerPass());
+}
+
 void mlir::blockscale::registerBlockScalePassesAndPipelines() {
   registerBlockScalePasses();
+  PassPipelineRegistration<ShardPipelineOptions>(
+      "blockscale-shard-pipeline",
+      "Sharded program -> per-device program: sharding-propagation, "
+      "blockscale-check-shard-alignment, shard-partition, canonicalize",
+      buildShardPipeline);
   PassPipelineRegistration<JitPipelineOptions>(
       "blockscale-jit-pipeline",
       "What the JIT runs before emitting CUDA: pad-scales, verify-layouts, "

@@ -3,6 +3,8 @@
 #define BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_PASSES_H
 
 #include "blockscale/Dialect/BlockScale/IR/BlockScale.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
@@ -30,6 +32,19 @@ struct JitPipelineOptions : public PassPipelineOptions<JitPipelineOptions> {
       *this, "force", llvm::cl::desc("Forced tile configuration"),
       llvm::cl::init("")};
 };
+
+/// Options of the sharding pipeline.
+struct ShardPipelineOptions : public PassPipelineOptions<ShardPipelineOptions> {
+  PassOptions::Option<bool> allowPadding{
+      *this, "allow-padding",
+      llvm::cl::desc("Pad shards to whole scale blocks instead of failing"),
+      llvm::cl::init(false)};
+};
+
+/// sharding-propagation -> check-shard-alignment -> shard-partition ->
+/// canonicalize: a sharded program becomes the program of one device, with
+/// shard collectives where data moves.
+void buildShardPipeline(OpPassManager &pm, const ShardPipelineOptions &options);
 
 /// pad-scales -> verify-layouts -> select-tiles: what the JIT runs.
 void buildJitPipeline(OpPassManager &pm, const JitPipelineOptions &options);

@@ -68,4 +68,28 @@ def BlockScaleSelectTiles : Pass<"blockscale-select-tiles", "::mlir::ModuleOp"> 
   ];
 }
 
+def BlockScaleCheckShardAlignment
+    : Pass<"blockscale-check-shard-alignment", "::mlir::ModuleOp"> {
+  let summary = "Reject (or pad) shardings that split a 128-element scale block";
+  let description = [{
+    Runs after `sharding-propagation`: for every `blockscale.matmul` and
+    `blockscale.quantize` it reads the shardings annotated on operands and
+    results (`shard.shard`), works out how many devices split each loop, and
+    checks that every shard boundary falls on a scale-block boundary: K must
+    split into whole 128-element blocks (both operands and their scales), and
+    so must N for 128x128 weights. A mis-aligned sharding is an error that
+    names the sizes and the fixes.
+
+    With `allow-padding`, the annotations of the mis-aligned dimension get
+    `sharded_dims_offsets` instead: every shard but the last holds
+    ceil(blocks / devices) whole blocks and the last one the rest, for the
+    data and (in blocks) for the scales. This needs static sizes.
+  }];
+  let options = [
+    Option<"allowPadding", "allow-padding", "bool", /*default=*/"false",
+           "Make shards whole blocks (uneven shards) instead of failing">
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
 #endif // BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_PASSES_TD

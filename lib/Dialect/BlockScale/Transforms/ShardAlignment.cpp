@@ -1,0 +1,205 @@
+//===- ShardAlignment.cpp - shard boundaries on scale blocks ----*- C++ -*-===//
+
+#include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
+#include "blockscale/Dialect/BlockScale/Transforms/ShardingInterfaceImpl.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::blockscale {
+#define GEN_PASS_DEF_BLOCKSCALECHECKSHARDALIGNMENT
+#include "blockscale/Dialect/BlockScale/Transforms/Passes.h.inc"
+} // namespace mlir::blockscale
+
+using namespace mlir;
+using namespace mlir::blockscale;
+using shard::Sharding;
+
+namespace {
+
+/// An annotated tensor of the op: its value, annotation op, logical shape and
+/// for each of its dimensions the op loop it maps to and its block size
+/// (128 for data along a blocked loop, 1 for scale dimensions that already
+/// count blocks).
+struct Annotated {
+  shard::ShardOp annotation;
+  RankedTensorType type;
+  SmallVector<int64_t> loopOfDim;
+  SmallVector<int64_t> blockOfDim;
+};
+
+/// The shard.shard annotating `operand` for its user, if any.
+static shard::ShardOp operandAnnotation(OpOperand &operand) {
+  auto s = operand.get().getDefiningOp<shard::ShardOp>();
+  return s && s.getAnnotateForUsers() ? s : shard::ShardOp();
+}
+
+/// The shard.shard annotating `result` for its producer, if any.
+static shard::ShardOp resultAnnotation(OpResult result) {
+  for (Operation *user : result.getUsers())
+    if (auto s = dyn_cast<shard::ShardOp>(user); s && !s.getAnnotateForUsers())
+      return s;
+  return {};
+}
+
+struct CheckShardAlignmentPass
+    : public mlir::blockscale::impl::BlockScaleCheckShardAlignmentBase<
+          CheckShardAlignmentPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SymbolTableCollection symbols;
+    bool failedAny = false;
+    getOperation().walk([&](Operation *op) {
+      if (!isa<MatmulOp, QuantizeOp>(op))
+        return;
+      if (failed(checkOp(op, symbols)))
+        failedAny = true;
+    });
+    if (failedAny)
+      signalPassFailure();
+  }
+
+  LogicalResult checkOp(Operation *op, SymbolTableCollection &symbols) {
+    auto iface = cast<shard::ShardingInterface>(op);
+    SmallVector<Sharding, 4> operandShardings, resultShardings;
+    shard::GridOp grid;
+    for (OpOperand &o : op->getOpOperands()) {
+      FailureOr<std::pair<bool, Sharding>> s = shard::getSharding(o);
+      operandShardings.push_back(succeeded(s) ? s->second : Sharding());
+    }
+    for (OpResult r : op->getResults()) {
+      FailureOr<std::pair<bool, Sharding>> s = shard::getSharding(r);
+      resultShardings.push_back(succeeded(s) ? s->second : Sharding());
+    }
+    for (ArrayRef<Sharding> list : {ArrayRef<Sharding>(operandShardings),
+                                   ArrayRef<Sharding>(resultShardings)})
+      for (const Sharding &s : list)
+        if (s && !grid)
+          grid = shard::getGridOrNull(op, s.getGridAttr(), symbols);
+    if (!grid)
+      return success(); // not sharded
+    SmallVector<utils::IteratorType> loops = iface.getLoopIteratorTypes();
+    SmallVector<AffineMap> maps = iface.getIndexingMaps();
+    shard::ShardingArray axes = shard::getGridAxisAssignmentForLoopIterators(
+        operandShardings, resultShardings, loops, maps);
+    ShardCounts counts;
+    for (size_t i = 0; i < loops.size() && i < 3; ++i)
+      counts.dims[i] =
+          i < axes.size() ? shard::collectiveProcessGroupSize(axes[i], grid) : 1;
+
+    auto mm = dyn_cast<MatmulOp>(op);
+    auto q = dyn_cast<QuantizeOp>(op);
+    if (!allowPadding)
+      return mm ? checkMatmulShardAlignment(mm, counts)
+                : checkQuantizeShardAlignment(q, counts);
+
+    // Which loops split a scale block, and the block size along each loop.
+    SmallVector<int64_t> loopBlock(loops.size(), 1);
+    SmallVector<int64_t> loopSize(loops.size(), ShapedType::kDynamic);
+    if (mm) {
+      loopSize = {mm.getM(), mm.getN(), mm.getK()};
+      loopBlock = {1, mm.getBRecipe() == ScaleRecipe::blk_128x128 ? 128 : 1,
+                   128};
+      if (mm.getAcc() && counts.dims[2] > 1)
+        return checkMatmulShardAlignment(mm, counts); // not fixable
+    } else {
+      auto [br, bc] = getBlockShape(q.getRecipe());
+      ArrayRef<int64_t> shape = q.getResult().getType().getShape();
+      loopSize = {shape[0], shape[1]};
+      loopBlock = {br, bc};
+      if (q.getRecipe() == ScaleRecipe::tensorwise)
+        return checkQuantizeShardAlignment(q, counts);
+    }
+    SmallVector<int64_t> padLoops;
+    for (size_t l = 0; l < loops.size(); ++l) {
+      int64_t p = counts.dims[l];
+      if (p > 1 && loopBlock[l] > 1 &&
+          (ShapedType::isDynamic(loopSize[l]) ||
+           loopSize[l] % (loopBlock[l] * p) != 0))
+        padLoops.push_back(l);
+    }
+    if (padLoops.empty())
+      return success();
+
+    // Every annotated tensor of the op gets offsets along its dimensions that
+    // map to a padded loop. The operands' and results' maps are in order.
+    SmallVector<std::pair<shard::ShardOp, Value>, 8> annotated;
+    for (OpOperand &o : op->getOpOperands())
+      annotated.push_back({operandAnnotation(o), o.get()});
+    for (OpResult r : op->getResults())
+      annotated.push_back({resultAnnotation(r), r});
+    for (auto [idx, entry] : llvm::enumerate(annotated)) {
+      auto [ann, value] = entry;
+      if (!ann)
+        continue;
+      auto type = dyn_cast<RankedTensorType>(value.getType());
+      if (!type || type.getRank() == 0)
+        continue;
+      // Scale tensors count blocks: operands 1 and 3 of a matmul, result 1
+      // of a quantize.
+      bool isScale = mm ? (idx == 1 || idx == 3) : idx == 2;
+      if (failed(padAnnotation(op, ann, type, maps[idx], padLoops, loopBlock,
+                               counts, isScale, grid)))
+        return failure();
+    }
+    return success();
+  }
+
+  LogicalResult padAnnotation(Operation *op, shard::ShardOp ann,
+                              RankedTensorType type, AffineMap map,
+                              ArrayRef<int64_t> padLoops,
+                              ArrayRef<int64_t> loopBlock,
+                              const ShardCounts &counts, bool isScale,
+                              shard::GridOp grid) {
+    auto shardingOp = ann.getSharding().getDefiningOp<shard::ShardingOp>();
+    if (!shardingOp)
+      return op->emitOpError() << "expected its shardings to be defined by "
+                                  "shard.sharding ops to pad them";
+    Sharding sharding(ann.getSharding());
+    ArrayRef<shard::GridAxesAttr> split = sharding.getSplitAxes();
+    SmallVector<int64_t> offsets;
+    bool changed = false;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (d >= int64_t(split.size()) || split[d].empty())
+        continue;
+      int64_t p = shard::collectiveProcessGroupSize(split[d].asArrayRef(), grid);
+      int64_t size = type.getDimSize(d);
+      if (ShapedType::isDynamic(size))
+        return op->emitOpError()
+               << "expected static sizes to pad shards to whole scale blocks "
+                  "but dimension "
+               << d << " of " << type << " is dynamic";
+      int64_t loop = -1;
+      if (auto dimExpr = dyn_cast<AffineDimExpr>(map.getResult(d)))
+        loop = dimExpr.getPosition();
+      bool pad = loop >= 0 && llvm::is_contained(padLoops, loop);
+      // Scale dimensions are already in blocks.
+      int64_t unit = pad ? (isScale ? 1 : loopBlock[loop]) : 1;
+      int64_t units = llvm::divideCeil(size, unit);
+      int64_t per = pad ? llvm::divideCeil(units, p) : 0;
+      for (int64_t i = 0; i <= p; ++i)
+        offsets.push_back(pad ? std::min(size, i * per * unit)
+                              : (size / p) * i + (i == p ? size % p : 0));
+      changed |= pad;
+    }
+    if (!changed)
+      return success();
+    OpBuilder b(shardingOp);
+    auto padded = shard::ShardingOp::create(
+        b, shardingOp.getLoc(), shardingOp.getType(), sharding.getGridAttr(),
+        shard::GridAxesArrayAttr::get(b.getContext(), split),
+        b.getDenseI64ArrayAttr(offsets), ValueRange(),
+        b.getDenseI64ArrayAttr(sharding.getStaticHaloSizes()), ValueRange());
+    ann.getSharding().replaceUsesWithIf(
+        padded.getResult(), [&](OpOperand &u) { return u.getOwner() == ann; });
+    (void)counts;
+    return success();
+  }
+};
+
+} // namespace
