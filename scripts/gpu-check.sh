@@ -134,6 +134,22 @@ sass() {
   fi
 }
 
+sharded() {
+  # Every rank of each grid on this GPU with host collectives (--simulate),
+  # then the real per-process NCCL run where the machine has enough GPUs.
+  local RS=build/bin/blockscale-run-sharded
+  local ngpu=$(nvidia-smi -L | wc -l)
+  for f in test/gpu/sharded/*.mlir test/tools/blockscale-run-sharded/*.mlir; do
+    run 300 $RS "$f" --simulate --check
+    local world=$(( $($RS "$f" --plan-only | sed -n 's/^grid //p' | tr 'x' '*') ))
+    if [ "$world" -le "$ngpu" ]; then
+      run 300 $RS "$f" --check
+    else
+      echo "skip NCCL run of $f: grid of $world devices, $ngpu GPU(s) here" | tee -a "$OUT/check.log"
+    fi
+  done
+}
+
 mode=${1:-smoke}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee -a "$OUT/check.log"
 case "$mode" in
@@ -149,6 +165,7 @@ case "$mode" in
            python_tests
            run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_linear.py
            run 300 env -u BLOCKSCALE_CACHE_DIR build/bin/blockscale-bench-jit --json "$OUT/bench_jit.json" ;;
+  sharded) sharded ;;
   bench) bench ;;
   python) python_tests ;;
   profile) profile ;;

@@ -18,7 +18,8 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "gpu", "Un
 llvm_config.with_system_environment(["HOME", "PATH", "CUDA_HOME", "LD_LIBRARY_PATH"])
 llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(
-    ["blockscale-opt", "blockscale-translate", "blockscale-gen"],
+    ["blockscale-opt", "blockscale-translate", "blockscale-gen",
+     "blockscale-run-sharded"],
     [config.blockscale_tools_dir, config.llvm_tools_dir])
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%blockscale_src", config.blockscale_src_root))

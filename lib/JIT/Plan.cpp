@@ -1,0 +1,475 @@
+//===- Plan.cpp - partitioned programs to device plans ----------*- C++ -*-===//
+
+#include "blockscale/Dialect/BlockScale/IR/BlockScale.h"
+#include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
+#include "blockscale/Dialect/BlockScale/Transforms/ShardingInterfaceImpl.h"
+#include "blockscale/JIT/Distributed.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Extensions/ShardingExtensions.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/Extensions/ShardingExtensions.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <mutex>
+#include <optional>
+
+using namespace blockscale;
+using namespace blockscale::dist;
+namespace mbs = mlir::blockscale;
+
+static llvm::Error err(const std::string &m) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), m.c_str());
+}
+
+namespace {
+/// A context with everything a sharded program uses; MLIR work is
+/// serialized on it.
+struct PlanContext {
+  std::mutex mu;
+  mlir::MLIRContext ctx;
+  PlanContext() : ctx(makeRegistry()) { ctx.loadAllAvailableDialects(); }
+  static mlir::DialectRegistry makeRegistry() {
+    mlir::DialectRegistry r;
+    r.insert<mbs::BlockScaleDialect, mlir::func::FuncDialect,
+             mlir::tensor::TensorDialect, mlir::arith::ArithDialect,
+             mlir::shard::ShardDialect>();
+    mbs::registerShardingInterfaceExternalModels(r);
+    mlir::func::registerShardingInterfaceExternalModels(r);
+    mlir::tensor::registerShardingInterfaceExternalModels(r);
+    return r;
+  }
+  static PlanContext &get() {
+    static PlanContext c;
+    return c;
+  }
+};
+
+struct Capture {
+  std::string text;
+  mlir::ScopedDiagnosticHandler handler;
+  explicit Capture(mlir::MLIRContext *ctx)
+      : handler(ctx, [this](mlir::Diagnostic &d) {
+          llvm::raw_string_ostream os(text);
+          os << d.getLocation() << ": " << d << "\n";
+          return mlir::success();
+        }) {}
+};
+} // namespace
+
+static llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+parse(mlir::MLIRContext *ctx, llvm::StringRef text, Capture &diag) {
+  mlir::OwningOpRef<mlir::ModuleOp> m =
+      mlir::parseSourceString<mlir::ModuleOp>(text, ctx);
+  if (!m)
+    return err("cannot parse the program:\n" + diag.text);
+  return m;
+}
+
+llvm::Expected<std::string> dist::partitionProgram(llvm::StringRef source,
+                                                   bool allowPadding) {
+  PlanContext &pc = PlanContext::get();
+  std::lock_guard<std::mutex> lock(pc.mu);
+  Capture diag(&pc.ctx);
+  auto m = parse(&pc.ctx, source, diag);
+  if (!m)
+    return m.takeError();
+  mlir::PassManager pm(&pc.ctx);
+  mbs::ShardPipelineOptions opts;
+  opts.allowPadding = allowPadding;
+  mbs::buildShardPipeline(pm, opts);
+  if (mlir::failed(pm.run(**m)))
+    return err("partitioning failed:\n" + diag.text);
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  (*m)->print(os);
+  return out;
+}
+
+static ElemType elemType(mlir::Type t) {
+  if (llvm::isa<mlir::Float8E4M3FNType>(t))
+    return ElemType::F8E4M3;
+  if (llvm::isa<mlir::Float8E5M2Type>(t))
+    return ElemType::F8E5M2;
+  if (t.isBF16())
+    return ElemType::BF16;
+  if (t.isF16())
+    return ElemType::F16;
+  return ElemType::F32;
+}
+
+static DType dtype(mlir::Type t) {
+  return t.isF32() ? DType::F32 : (t.isF16() ? DType::F16 : DType::BF16);
+}
+
+static Fp8Type fp8(mlir::Type t) {
+  return llvm::isa<mlir::Float8E5M2Type>(t) ? Fp8Type::E5M2 : Fp8Type::E4M3;
+}
+
+/// A 2-D tensor laid out with dimension `contiguous` unit-stride and the
+/// other stride rounded up to `align` elements.
+static TensorInfo makeInfo(std::string name, mlir::RankedTensorType t,
+                           int contiguous, int64_t align) {
+  TensorInfo info;
+  info.name = std::move(name);
+  info.type = elemType(t.getElementType());
+  info.shape.assign(t.getShape().begin(), t.getShape().end());
+  if (info.shape.empty()) { // scalar
+    info.strides = {};
+    info.allocElements = 1;
+    return info;
+  }
+  int64_t c = info.shape[contiguous], o = info.shape[1 - contiguous];
+  int64_t ld = (c + align - 1) / align * align;
+  info.strides = contiguous == 1 ? std::vector<int64_t>{ld, 1}
+                                 : std::vector<int64_t>{1, ld};
+  info.allocElements = ld * o;
+  return info;
+}
+
+static TensorInfo scaleInfo(std::string name, mlir::Value v,
+                            mbs::ScaleLayoutAttr l) {
+  auto t = llvm::cast<mlir::RankedTensorType>(v.getType());
+  return makeInfo(std::move(name), t, l.getOrder() == mbs::Layout::row_major ? 1 : 0,
+                  l.getAlign());
+}
+
+namespace {
+/// The physical layout a kernel reads a 2-D operand in: the unit-stride
+/// dimension and the rounding of the other stride.
+struct Want {
+  int contiguous = 1;
+  int64_t align = 1;
+};
+} // namespace
+
+/// What operand `i` of a GEMM must look like.
+static Want gemmOperandWant(mbs::MatmulOp mm, unsigned i) {
+  auto fromScale = [](mbs::ScaleLayoutAttr l) {
+    return Want{l.getOrder() == mbs::Layout::row_major ? 1 : 0, l.getAlign()};
+  };
+  switch (i) {
+  case 1:
+    return fromScale(mm.getAScaleLayoutAttr());
+  case 2:
+    return Want{0, 1}; // B column-major (K contiguous): the TMA box's K rows
+  case 3:
+    return fromScale(mm.getBScaleLayoutAttr());
+  default:
+    return Want{1, 1};
+  }
+}
+
+/// The layout the first GEMM reading `v` wants, looking through collectives
+/// (they keep the physical order of what they move).
+static std::optional<Want> consumerWant(mlir::Value v, int depth = 0) {
+  if (depth > 8)
+    return std::nullopt;
+  for (mlir::OpOperand &use : v.getUses()) {
+    mlir::Operation *o = use.getOwner();
+    if (auto mm = llvm::dyn_cast<mbs::MatmulOp>(o))
+      return gemmOperandWant(mm, use.getOperandNumber());
+    if (llvm::isa<mlir::shard::AllGatherOp, mlir::shard::ReduceScatterOp,
+                  mlir::shard::AllReduceOp>(o))
+      if (auto w = consumerWant(o->getResult(0), depth + 1))
+        return w;
+  }
+  return std::nullopt;
+}
+
+llvm::Expected<DevicePlan> dist::buildDevicePlan(llvm::StringRef partitioned,
+                                                 llvm::StringRef funcName) {
+  PlanContext &pc = PlanContext::get();
+  std::lock_guard<std::mutex> lock(pc.mu);
+  Capture diag(&pc.ctx);
+  auto mOr = parse(&pc.ctx, partitioned, diag);
+  if (!mOr)
+    return mOr.takeError();
+  mlir::ModuleOp m = **mOr;
+  mlir::PassManager pm(&pc.ctx);
+  pm.addPass(mbs::createBlockScalePadScales());
+  pm.addPass(mbs::createBlockScaleVerifyLayouts());
+  if (mlir::failed(pm.run(m)))
+    return err("the device program's layouts are not what the kernels "
+               "read:\n" +
+               diag.text);
+
+  DevicePlan plan;
+  plan.gridShape = {1};
+  m.walk([&](mlir::shard::GridOp g) {
+    if (plan.gridShape.size() == 1 && plan.gridShape[0] == 1)
+      plan.gridShape.assign(g.getShape().begin(), g.getShape().end());
+  });
+  mlir::func::FuncOp fn;
+  m.walk([&](mlir::func::FuncOp f) {
+    if (!fn && (funcName.empty() || f.getSymName() == funcName))
+      fn = f;
+  });
+  if (!fn)
+    return err(funcName.empty() ? std::string("the program has no function")
+                                : "no function @" + funcName.str());
+
+  llvm::DenseMap<mlir::Value, int> ids;
+  auto add = [&](mlir::Value v, TensorInfo info) {
+    for (int64_t d : info.shape)
+      if (mlir::ShapedType::isDynamic(d))
+        return -1;
+    ids[v] = int(plan.tensors.size());
+    plan.tensors.push_back(std::move(info));
+    return ids[v];
+  };
+  auto id = [&](mlir::Value v) -> int {
+    auto it = ids.find(v);
+    return it == ids.end() ? -1 : it->second;
+  };
+
+  // Arguments: their layout is what their (first) consumer reads.
+  for (mlir::BlockArgument arg : fn.getArguments()) {
+    auto t = llvm::dyn_cast<mlir::RankedTensorType>(arg.getType());
+    if (!t || t.getRank() != 2)
+      return err(llvm::formatv("argument #{0} of @{1} is not a 2-D tensor",
+                               arg.getArgNumber(), fn.getSymName()));
+    std::string name = llvm::formatv("arg{0}", arg.getArgNumber()).str();
+    // Arguments are laid out as their (first) GEMM reads them.
+    Want w = consumerWant(arg).value_or(Want{1, 1});
+    TensorInfo info = makeInfo(name, t, w.contiguous, w.align);
+    if (add(arg, info) < 0)
+      return err("argument " + name + " has a dynamic size");
+    plan.args.push_back(id(arg));
+  }
+
+  for (mlir::Operation &op : fn.getBody().front()) {
+    Step st;
+    if (auto q = llvm::dyn_cast<mbs::QuantizeOp>(op)) {
+      auto in = llvm::cast<mlir::RankedTensorType>(q.getInput().getType());
+      st.kind = Step::Kind::Quantize;
+      st.quant.in = dtype(in.getElementType());
+      st.quant.out = fp8(q.getResult().getType().getElementType());
+      auto [br, bc] = mbs::getBlockShape(q.getRecipe());
+      if (q.getRecipe() == mbs::ScaleRecipe::tensorwise)
+        return err("tensorwise casts have no kernel");
+      st.quant.blockRows = int(br);
+      st.quant.blockCols = int(bc);
+      st.quant.transpose = q.getTranspose();
+      st.quant.colMajor = q.getLayout() == mbs::Layout::col_major;
+      st.quant.rows = in.getDimSize(0);
+      st.quant.cols = in.getDimSize(1);
+      st.inputs = {id(q.getInput())};
+      int qi = add(q.getResult(),
+                   makeInfo(llvm::formatv("q{0}", plan.steps.size()).str(),
+                            q.getResult().getType(), st.quant.colMajor ? 0 : 1,
+                            1));
+      int si = add(q.getScale(),
+                   scaleInfo(llvm::formatv("s{0}", plan.steps.size()).str(),
+                             q.getScale(), q.getScaleLayoutAttr()));
+      st.outputs = {qi, si};
+    } else if (auto mm = llvm::dyn_cast<mbs::MatmulOp>(op)) {
+      st.kind = Step::Kind::Gemm;
+      st.gemm.form = mm.getForm() == mbs::GemmForm::wgrad ? GemmForm::Wgrad
+                     : mm.getForm() == mbs::GemmForm::dgrad
+                         ? GemmForm::Dgrad
+                         : GemmForm::Fwd;
+      st.gemm.m = mm.getM();
+      st.gemm.mHint = mm.getM();
+      st.gemm.n = mm.getN();
+      st.gemm.k = mm.getK();
+      st.gemm.a = fp8(mm.getA().getType().getElementType());
+      st.gemm.b = fp8(mm.getB().getType().getElementType());
+      st.gemm.out = dtype(mm.getC().getType().getElementType());
+      st.gemm.accumulate = static_cast<bool>(mm.getAcc());
+      for (auto [i, v] : llvm::enumerate(mm->getOperands())) {
+        st.inputs.push_back(id(v));
+        if (st.inputs.back() < 0)
+          return err("a GEMM reads a value the plan does not know");
+        if (i > 3)
+          continue;
+        // A buffer that reached the GEMM through a collective or a cast
+        // keeps its producer's layout; a wrong one would be read silently.
+        const TensorInfo &ti = plan.tensors[st.inputs.back()];
+        Want w = gemmOperandWant(mm, unsigned(i));
+        if (ti.strides.size() == 2 && ti.strides[w.contiguous] != 1)
+          return err(llvm::formatv(
+              "operand #{0} of blockscale.matmul ({1}, {2}x{3}) has dimension "
+              "{4} unit-stride but the kernel reads dimension {5} "
+              "unit-stride; produce it in that layout",
+              i, ti.name, ti.shape[0], ti.shape[1], 1 - w.contiguous,
+              w.contiguous));
+      }
+      st.outputs = {add(mm.getC(),
+                        makeInfo(llvm::formatv("c{0}", plan.steps.size()).str(),
+                                 mm.getC().getType(), 1, 1))};
+    } else if (auto ar = llvm::dyn_cast<mlir::shard::AllReduceOp>(op)) {
+      st.kind = Step::Kind::AllReduce;
+      for (auto a : ar.getGridAxes())
+        st.gridAxes.push_back(a);
+      st.inputs = {id(ar.getInput())};
+      TensorInfo o = plan.tensors[st.inputs[0]];
+      o.name = llvm::formatv("r{0}", plan.steps.size()).str();
+      st.outputs = {add(ar.getResult(), o)};
+    } else if (llvm::isa<mlir::shard::AllGatherOp, mlir::shard::ReduceScatterOp>(
+                   op)) {
+      bool gather = llvm::isa<mlir::shard::AllGatherOp>(op);
+      st.kind = gather ? Step::Kind::AllGather : Step::Kind::ReduceScatter;
+      mlir::Value in = op.getOperand(0);
+      llvm::ArrayRef<int16_t> axes =
+          gather ? llvm::cast<mlir::shard::AllGatherOp>(op).getGridAxes()
+                 : llvm::cast<mlir::shard::ReduceScatterOp>(op).getGridAxes();
+      for (int16_t a : axes)
+        st.gridAxes.push_back(a);
+      st.axis = gather ? int(llvm::cast<mlir::shard::AllGatherOp>(op)
+                                 .getGatherAxis()
+                                 .getZExtValue())
+                       : int(llvm::cast<mlir::shard::ReduceScatterOp>(op)
+                                 .getScatterAxis()
+                                 .getZExtValue());
+      st.inputs = {id(in)};
+      if (st.inputs[0] < 0)
+        return err("a collective reads a value the plan does not know");
+      // Same physical order and leading stride; the outer extent changes.
+      const TensorInfo &src = plan.tensors[st.inputs[0]];
+      // NCCL's all_gather / reduce_scatter concatenate / split contiguous
+      // chunks: only the physical outer dimension can be the axis.
+      if (st.axis != src.outerDim())
+        return err(llvm::formatv(
+            "{0} along logical dimension {1} of a {2}x{3} tensor whose "
+            "physical outer dimension is {4}: the executor moves contiguous "
+            "chunks only; split that tensor along dimension {4} instead",
+            gather ? "shard.all_gather" : "shard.reduce_scatter", st.axis,
+            src.shape[0], src.shape[1], src.outerDim()));
+      auto rt = llvm::cast<mlir::RankedTensorType>(op.getResult(0).getType());
+      TensorInfo o = src;
+      o.name = llvm::formatv("{0}{1}", gather ? "g" : "rs", plan.steps.size()).str();
+      o.shape.assign(rt.getShape().begin(), rt.getShape().end());
+      int outer = src.outerDim();
+      o.allocElements = o.shape[outer] * std::max(src.strides[0], src.strides[1]);
+      st.outputs = {add(op.getResult(0), o)};
+    } else if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
+      for (mlir::Value v : ret.getOperands()) {
+        if (id(v) < 0)
+          return err("a returned value is not computed by the plan");
+        plan.results.push_back(id(v));
+      }
+      continue;
+    } else {
+      return err("unsupported operation in a device plan: " +
+                 op.getName().getStringRef().str() +
+                 " (plans hold blockscale ops and shard collectives)");
+    }
+    for (int i : st.inputs)
+      if (i < 0)
+        return err("operation " + op.getName().getStringRef().str() +
+                   " reads a value the plan does not know (dynamic size?)");
+    for (int o : st.outputs)
+      if (o < 0)
+        return err("operation " + op.getName().getStringRef().str() +
+                   " produces a tensor of dynamic size");
+    plan.steps.push_back(std::move(st));
+  }
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Shardings of a program's interface
+//===----------------------------------------------------------------------===//
+
+static std::vector<std::vector<int>> splitsOf(mlir::Value sharding,
+                                              int64_t rank) {
+  std::vector<std::vector<int>> out(rank);
+  auto op = sharding.getDefiningOp<mlir::shard::ShardingOp>();
+  if (!op)
+    return out;
+  for (auto [d, axes] : llvm::enumerate(op.getSplitAxes().getAxes()))
+    if (int64_t(d) < rank)
+      for (int16_t a : axes.asArrayRef())
+        out[d].push_back(a);
+  return out;
+}
+
+llvm::Expected<ProgramShardings>
+dist::describeShardings(llvm::StringRef source, llvm::StringRef funcName) {
+  PlanContext &pc = PlanContext::get();
+  std::lock_guard<std::mutex> lock(pc.mu);
+  Capture diag(&pc.ctx);
+  auto mOr = parse(&pc.ctx, source, diag);
+  if (!mOr)
+    return mOr.takeError();
+  mlir::ModuleOp m = **mOr;
+  ProgramShardings out;
+  out.gridShape = {1};
+  int grids = 0;
+  m.walk([&](mlir::shard::GridOp g) {
+    if (grids++ == 0)
+      out.gridShape.assign(g.getShape().begin(), g.getShape().end());
+  });
+  if (grids > 1)
+    return err("the program declares " + std::to_string(grids) +
+               " grids; a sharded run uses one");
+  mlir::func::FuncOp fn;
+  m.walk([&](mlir::func::FuncOp f) {
+    if (!fn && (funcName.empty() || f.getSymName() == funcName))
+      fn = f;
+  });
+  if (!fn)
+    return err(funcName.empty() ? std::string("the program has no function")
+                                : "no function @" + funcName.str());
+  auto rankOf = [](mlir::Type t) {
+    auto rt = llvm::dyn_cast<mlir::RankedTensorType>(t);
+    return rt ? rt.getRank() : int64_t(0);
+  };
+  for (mlir::BlockArgument arg : fn.getArguments()) {
+    std::vector<std::vector<int>> s(rankOf(arg.getType()));
+    for (mlir::Operation *user : arg.getUsers())
+      if (auto sh = llvm::dyn_cast<mlir::shard::ShardOp>(user))
+        if (!sh.getAnnotateForUsers()) {
+          s = splitsOf(sh.getSharding(), rankOf(arg.getType()));
+          break;
+        }
+    out.args.push_back(std::move(s));
+  }
+  fn.walk([&](mlir::func::ReturnOp ret) {
+    for (mlir::Value v : ret.getOperands()) {
+      std::vector<std::vector<int>> s(rankOf(v.getType()));
+      if (auto sh = v.getDefiningOp<mlir::shard::ShardOp>())
+        s = splitsOf(sh.getSharding(), rankOf(v.getType()));
+      out.results.push_back(std::move(s));
+    }
+  });
+
+  // The unsharded program: shard ops forward their source.
+  llvm::SmallVector<mlir::Operation *> dead;
+  m.walk([&](mlir::shard::ShardOp sh) {
+    sh.getResult().replaceAllUsesWith(sh.getSrc());
+    dead.push_back(sh);
+  });
+  for (mlir::Operation *op : dead)
+    op->erase();
+  dead.clear();
+  m.walk([&](mlir::Operation *op) {
+    if (llvm::isa<mlir::shard::ShardingOp, mlir::shard::GridOp>(op))
+      dead.push_back(op);
+  });
+  bool other = false;
+  for (mlir::Operation *op : dead)
+    other |= !op->use_empty();
+  m.walk([&](mlir::Operation *op) {
+    other |= !llvm::is_contained(dead, op) &&
+             llvm::isa<mlir::shard::ShardDialect>(op->getDialect());
+  });
+  if (other)
+    return err("the program has shard ops other than shard.grid, "
+               "shard.sharding and shard.shard (collectives are what "
+               "partitioning inserts); it has no unsharded form");
+  for (mlir::Operation *op : dead)
+    op->erase();
+  llvm::raw_string_ostream os(out.unsharded);
+  m.print(os);
+  return out;
+}
