@@ -569,6 +569,19 @@ int main(int argc, char **argv) {
     }
     return std::sqrt(num / std::max(den, 1e-300));
   };
+  // Results downstream of a cast of a computed value (an FFN's second GEMM)
+  // carry its rounding: a bf16-level difference in h moves some elements to
+  // a neighbouring FP8 value, a few 1e-3 relative in the end.
+  std::vector<bool> requantized(refPlan->tensors.size(), false);
+  for (const Step &st : refPlan->steps) {
+    bool in = false;
+    for (size_t j = 0; j < st.inputs.size(); ++j)
+      in = in || requantized[st.inputs[j]] ||
+           (st.kind == Step::Kind::Quantize &&
+            !llvm::is_contained(refPlan->args, st.inputs[j]));
+    for (int o : st.outputs)
+      requantized[o] = in;
+  }
   int bad = 0;
   for (size_t i = 0; i < host->size(); ++i) {
     const TensorInfo &rt = refPlan->tensors[refPlan->results[i]];
@@ -603,7 +616,9 @@ int main(int argc, char **argv) {
     double gpuVsHost = relErr((*gpu1)[i], (*host)[i]);
     // bf16 outputs: a few bf16 ulps; f32: accumulation order and partial
     // sums rounded by the collective.
-    double tol = rt.type == ElemType::F32 ? 2e-3 : 1e-2;
+    double tol = rt.type == ElemType::F32 && !requantized[refPlan->results[i]]
+                     ? 2e-3
+                     : 1e-2;
     auto ok = [&](double e) { return std::isfinite(e) && e <= tol; };
     bool pass = ok(vsHost) && ok(vsGpu) && ok(gpuVsHost);
     bad += !pass;
