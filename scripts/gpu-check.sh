@@ -150,6 +150,24 @@ sharded() {
   done
 }
 
+parity() {
+  # ToyModel FFN parity (TP, FSDP2, both) against the unsharded FP8 model;
+  # the 1x1 mesh runs the same code path on one GPU.
+  local ngpu=$(nvidia-smi -L | wc -l)
+  local TR="python3 -m torch.distributed.run --standalone"
+  for a in tp fsdp both; do
+    run 300 env PYTHONPATH=python $TR --nproc-per-node 1 test/gpu/multigpu/toy_parity.py --dp 1 --tp 1 --apply $a
+  done
+  for m in "1 2" "2 1" "2 2"; do
+    set -- $m
+    if [ $(($1 * $2)) -le "$ngpu" ]; then
+      run 300 env PYTHONPATH=python $TR --nproc-per-node $(($1 * $2)) test/gpu/multigpu/toy_parity.py --dp $1 --tp $2
+    else
+      echo "skip toy parity dp=$1 tp=$2: $ngpu GPU(s) here" | tee -a "$OUT/check.log"
+    fi
+  done
+}
+
 mode=${1:-smoke}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee -a "$OUT/check.log"
 case "$mode" in
@@ -166,6 +184,8 @@ case "$mode" in
            run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_linear.py
            run 300 env -u BLOCKSCALE_CACHE_DIR build/bin/blockscale-bench-jit --json "$OUT/bench_jit.json" ;;
   sharded) sharded ;;
+  parity) parity ;;
+  multigpu) sharded; parity ;;
   bench) bench ;;
   python) python_tests ;;
   profile) profile ;;
