@@ -65,9 +65,7 @@ struct CheckShardAlignmentPass
   }
 
   LogicalResult checkOp(Operation *op, SymbolTableCollection &symbols) {
-    auto iface = cast<shard::ShardingInterface>(op);
     SmallVector<Sharding, 4> operandShardings, resultShardings;
-    shard::GridOp grid;
     for (OpOperand &o : op->getOpOperands()) {
       FailureOr<std::pair<bool, Sharding>> s = shard::getSharding(o);
       operandShardings.push_back(succeeded(s) ? s->second : Sharding());
@@ -76,21 +74,13 @@ struct CheckShardAlignmentPass
       FailureOr<std::pair<bool, Sharding>> s = shard::getSharding(r);
       resultShardings.push_back(succeeded(s) ? s->second : Sharding());
     }
-    for (ArrayRef<Sharding> list : {ArrayRef<Sharding>(operandShardings),
-                                   ArrayRef<Sharding>(resultShardings)})
-      for (const Sharding &s : list)
-        if (s && !grid)
-          grid = shard::getGridOrNull(op, s.getGridAttr(), symbols);
-    if (!grid)
+    std::optional<LoopSharding> ls =
+        getLoopSharding(op, operandShardings, resultShardings, symbols);
+    if (!ls)
       return success(); // not sharded
-    SmallVector<utils::IteratorType> loops = iface.getLoopIteratorTypes();
-    SmallVector<AffineMap> maps = iface.getIndexingMaps();
-    shard::ShardingArray axes = shard::getGridAxisAssignmentForLoopIterators(
-        operandShardings, resultShardings, loops, maps);
-    ShardCounts counts;
-    for (size_t i = 0; i < loops.size() && i < 3; ++i)
-      counts.dims[i] =
-          i < axes.size() ? shard::collectiveProcessGroupSize(axes[i], grid) : 1;
+    ArrayRef<utils::IteratorType> loops = ls->loops;
+    ArrayRef<AffineMap> maps = ls->maps;
+    const ShardCounts &counts = ls->counts;
 
     auto mm = dyn_cast<MatmulOp>(op);
     auto q = dyn_cast<QuantizeOp>(op);
@@ -144,7 +134,7 @@ struct CheckShardAlignmentPass
       // of a quantize.
       bool isScale = mm ? (idx == 1 || idx == 3) : idx == 2;
       if (failed(padAnnotation(op, ann, type, maps[idx], padLoops, loopBlock,
-                               counts, isScale, grid)))
+                               counts, isScale, ls->grid)))
         return failure();
     }
     return success();

@@ -35,18 +35,9 @@ using namespace mlir;
 using namespace mlir::blockscale;
 using shard::GridAxis;
 using shard::Sharding;
-using shard::ShardingArray;
 
 static int64_t groupSize(ArrayRef<GridAxis> axes, shard::GridOp grid) {
   return shard::collectiveProcessGroupSize(axes, grid);
-}
-
-static std::string axesToString(ArrayRef<GridAxis> axes) {
-  std::string s = "[";
-  llvm::raw_string_ostream os(s);
-  llvm::interleaveComma(axes, os, [&](GridAxis a) { os << a; });
-  os << "]";
-  return s;
 }
 
 /// One dimension of `size` elements in blocks of `block`, split `parts` ways.
@@ -108,14 +99,24 @@ LogicalResult mlir::blockscale::checkQuantizeShardAlignment(QuantizeOp op,
   return success();
 }
 
-static shard::GridOp findGrid(Operation *op, ArrayRef<Sharding> operands,
-                              ArrayRef<Sharding> results,
-                              SymbolTableCollection &symbols) {
-  for (ArrayRef<Sharding> list : {operands, results})
+std::optional<LoopSharding> mlir::blockscale::getLoopSharding(
+    Operation *op, ArrayRef<Sharding> operandShardings,
+    ArrayRef<Sharding> resultShardings, SymbolTableCollection &symbols) {
+  LoopSharding ls;
+  for (ArrayRef<Sharding> list : {operandShardings, resultShardings})
     for (const Sharding &s : list)
-      if (s)
-        return shard::getGrid(op, s.getGridAttr(), symbols);
-  return nullptr;
+      if (s && !ls.grid)
+        ls.grid = shard::getGridOrNull(op, s.getGridAttr(), symbols);
+  if (!ls.grid)
+    return std::nullopt;
+  auto iface = cast<shard::ShardingInterface>(op);
+  ls.loops = iface.getLoopIteratorTypes();
+  ls.maps = iface.getIndexingMaps();
+  ls.axes = shard::getGridAxisAssignmentForLoopIterators(
+      operandShardings, resultShardings, ls.loops, ls.maps);
+  for (size_t i = 0; i < ls.loops.size() && i < 3; ++i)
+    ls.counts.dims[i] = i < ls.axes.size() ? groupSize(ls.axes[i], ls.grid) : 1;
+  return ls;
 }
 
 /// Local type of a tensor of logical `global` shape whose dimension d is
@@ -166,22 +167,17 @@ struct MatmulShardingModel
                           SymbolTableCollection &symbols,
                           OpBuilder &builder) const {
     auto mm = cast<MatmulOp>(op);
-    shard::GridOp grid =
-        findGrid(op, operandShardings, resultShardings, symbols);
-    if (!grid) { // nothing is sharded: a plain clone
+    std::optional<LoopSharding> ls =
+        getLoopSharding(op, operandShardings, resultShardings, symbols);
+    if (!ls) { // nothing is sharded: a plain clone
       shard::partitionFullyReplicatedOperation(
           *op, partitionedOperands, operandShardings, resultShardings,
           partitionMap, symbols, builder);
       return success();
     }
-    SmallVector<utils::IteratorType> loops = getLoopIteratorTypes(op);
-    ShardingArray axes = shard::getGridAxisAssignmentForLoopIterators(
-        operandShardings, resultShardings, loops, getIndexingMaps(op));
-    ShardCounts counts;
-    for (int i = 0; i < 3; ++i)
-      counts.dims[i] = i < int(axes.size()) ? groupSize(axes[i], grid) : 1;
-    if (failed(checkMatmulShardAlignment(mm, counts)))
+    if (failed(checkMatmulShardAlignment(mm, ls->counts)))
       return failure();
+    shard::GridOp grid = ls->grid;
 
     // The operands arrive resharded to operandShardings: their local types
     // say what each device holds. C is (local M of A, local N of B).
@@ -199,7 +195,8 @@ struct MatmulShardingModel
         /*tile: re-selected per device for the local shape*/ nullptr);
     Value result = local.getC();
 
-    SmallVector<GridAxis> kAxes = shard::getReductionGridAxes(loops, axes);
+    SmallVector<GridAxis> kAxes =
+        shard::getReductionGridAxes(ls->loops, ls->axes);
     if (!kAxes.empty()) {
       // Partial sums. If the result is itself split over exactly the K axes
       // along some dimension, reduce and scatter in one collective.
@@ -269,20 +266,15 @@ struct QuantizeShardingModel
                           SymbolTableCollection &symbols,
                           OpBuilder &builder) const {
     auto q = cast<QuantizeOp>(op);
-    shard::GridOp grid =
-        findGrid(op, operandShardings, resultShardings, symbols);
-    if (!grid) {
+    std::optional<LoopSharding> ls =
+        getLoopSharding(op, operandShardings, resultShardings, symbols);
+    if (!ls) {
       shard::partitionFullyReplicatedOperation(
           *op, partitionedOperands, operandShardings, resultShardings,
           partitionMap, symbols, builder);
       return success();
     }
-    SmallVector<utils::IteratorType> loops = getLoopIteratorTypes(op);
-    ShardingArray axes = shard::getGridAxisAssignmentForLoopIterators(
-        operandShardings, resultShardings, loops, getIndexingMaps(op));
-    ShardCounts counts;
-    for (int i = 0; i < 2; ++i)
-      counts.dims[i] = i < int(axes.size()) ? groupSize(axes[i], grid) : 1;
+    const ShardCounts &counts = ls->counts;
     if (failed(checkQuantizeShardAlignment(q, counts)))
       return failure();
     RankedTensorType qT =

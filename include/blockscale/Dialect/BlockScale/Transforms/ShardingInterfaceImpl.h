@@ -4,7 +4,10 @@
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/IR/DialectRegistry.h"
+
+#include <optional>
 
 namespace mlir::blockscale {
 
@@ -21,6 +24,24 @@ void registerShardingInterfaceExternalModels(DialectRegistry &registry);
 struct ShardCounts {
   int64_t dims[3] = {1, 1, 1};
 };
+
+/// How the loops of a sharded blockscale op are split: the grid (of the
+/// first sharded operand or result), the op's loops and indexing maps, the
+/// grid axes of each loop and the number of devices along each.
+struct LoopSharding {
+  shard::GridOp grid;
+  SmallVector<utils::IteratorType> loops;
+  SmallVector<AffineMap> maps;
+  shard::ShardingArray axes;
+  ShardCounts counts;
+};
+
+/// The loop sharding of `op` (a shard::ShardingInterface op) under the given
+/// operand and result shardings; std::nullopt when nothing is sharded.
+std::optional<LoopSharding>
+getLoopSharding(Operation *op, ArrayRef<shard::Sharding> operandShardings,
+                ArrayRef<shard::Sharding> resultShardings,
+                SymbolTableCollection &symbols);
 
 /// Checks that no shard boundary splits a 128-element scale block: along K
 /// for both operands and, for 128x128 weights, along N. On failure emits an
