@@ -4,6 +4,7 @@
 #include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
 #include "blockscale/Dialect/BlockScale/Transforms/ShardingInterfaceImpl.h"
 #include "blockscale/JIT/Distributed.h"
+#include "blockscale/Target/Cuda/CudaEmitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/ShardingExtensions.h"
@@ -74,6 +75,32 @@ parse(mlir::MLIRContext *ctx, llvm::StringRef text, Capture &diag) {
   return m;
 }
 
+/// The shape of the module's first grid ({1} without one) and how many
+/// grids it declares.
+static std::vector<int64_t> firstGridShape(mlir::ModuleOp m, int &grids) {
+  std::vector<int64_t> shape = {1};
+  grids = 0;
+  m.walk([&](mlir::shard::GridOp g) {
+    if (grids++ == 0)
+      shape.assign(g.getShape().begin(), g.getShape().end());
+  });
+  return shape;
+}
+
+/// Function `name` of the module, or its first function when `name` is empty.
+static llvm::Expected<mlir::func::FuncOp> findFunction(mlir::ModuleOp m,
+                                                       llvm::StringRef name) {
+  mlir::func::FuncOp fn;
+  m.walk([&](mlir::func::FuncOp f) {
+    if (!fn && (name.empty() || f.getSymName() == name))
+      fn = f;
+  });
+  if (!fn)
+    return err(name.empty() ? std::string("the program has no function")
+                            : "no function @" + name.str());
+  return fn;
+}
+
 llvm::Expected<std::string> dist::partitionProgram(llvm::StringRef source,
                                                    bool allowPadding) {
   PlanContext &pc = PlanContext::get();
@@ -104,14 +131,6 @@ static ElemType elemType(mlir::Type t) {
   if (t.isF16())
     return ElemType::F16;
   return ElemType::F32;
-}
-
-static DType dtype(mlir::Type t) {
-  return t.isF32() ? DType::F32 : (t.isF16() ? DType::F16 : DType::BF16);
-}
-
-static Fp8Type fp8(mlir::Type t) {
-  return llvm::isa<mlir::Float8E5M2Type>(t) ? Fp8Type::E5M2 : Fp8Type::E4M3;
 }
 
 /// A 2-D tensor laid out with dimension `contiguous` unit-stride and the
@@ -203,19 +222,12 @@ llvm::Expected<DevicePlan> dist::buildDevicePlan(llvm::StringRef partitioned,
                diag.text);
 
   DevicePlan plan;
-  plan.gridShape = {1};
-  m.walk([&](mlir::shard::GridOp g) {
-    if (plan.gridShape.size() == 1 && plan.gridShape[0] == 1)
-      plan.gridShape.assign(g.getShape().begin(), g.getShape().end());
-  });
-  mlir::func::FuncOp fn;
-  m.walk([&](mlir::func::FuncOp f) {
-    if (!fn && (funcName.empty() || f.getSymName() == funcName))
-      fn = f;
-  });
-  if (!fn)
-    return err(funcName.empty() ? std::string("the program has no function")
-                                : "no function @" + funcName.str());
+  int grids;
+  plan.gridShape = firstGridShape(m, grids);
+  auto fnOr = findFunction(m, funcName);
+  if (!fnOr)
+    return fnOr.takeError();
+  mlir::func::FuncOp fn = *fnOr;
 
   llvm::DenseMap<mlir::Value, int> ids;
   auto add = [&](mlir::Value v, TensorInfo info) {
@@ -251,8 +263,8 @@ llvm::Expected<DevicePlan> dist::buildDevicePlan(llvm::StringRef partitioned,
     if (auto q = llvm::dyn_cast<mbs::QuantizeOp>(op)) {
       auto in = llvm::cast<mlir::RankedTensorType>(q.getInput().getType());
       st.kind = Step::Kind::Quantize;
-      st.quant.in = dtype(in.getElementType());
-      st.quant.out = fp8(q.getResult().getType().getElementType());
+      st.quant.in = mbs::toRuntimeDType(in.getElementType());
+      st.quant.out = mbs::toRuntimeFp8(q.getResult().getType().getElementType());
       auto [br, bc] = mbs::getBlockShape(q.getRecipe());
       if (q.getRecipe() == mbs::ScaleRecipe::tensorwise)
         return err("tensorwise casts have no kernel");
@@ -281,9 +293,9 @@ llvm::Expected<DevicePlan> dist::buildDevicePlan(llvm::StringRef partitioned,
       st.gemm.mHint = mm.getM();
       st.gemm.n = mm.getN();
       st.gemm.k = mm.getK();
-      st.gemm.a = fp8(mm.getA().getType().getElementType());
-      st.gemm.b = fp8(mm.getB().getType().getElementType());
-      st.gemm.out = dtype(mm.getC().getType().getElementType());
+      st.gemm.a = mbs::toRuntimeFp8(mm.getA().getType().getElementType());
+      st.gemm.b = mbs::toRuntimeFp8(mm.getB().getType().getElementType());
+      st.gemm.out = mbs::toRuntimeDType(mm.getC().getType().getElementType());
       st.gemm.accumulate = static_cast<bool>(mm.getAcc());
       for (auto [i, v] : llvm::enumerate(mm->getOperands())) {
         st.inputs.push_back(id(v));
@@ -403,23 +415,15 @@ dist::describeShardings(llvm::StringRef source, llvm::StringRef funcName) {
     return mOr.takeError();
   mlir::ModuleOp m = **mOr;
   ProgramShardings out;
-  out.gridShape = {1};
-  int grids = 0;
-  m.walk([&](mlir::shard::GridOp g) {
-    if (grids++ == 0)
-      out.gridShape.assign(g.getShape().begin(), g.getShape().end());
-  });
+  int grids;
+  out.gridShape = firstGridShape(m, grids);
   if (grids > 1)
     return err("the program declares " + std::to_string(grids) +
                " grids; a sharded run uses one");
-  mlir::func::FuncOp fn;
-  m.walk([&](mlir::func::FuncOp f) {
-    if (!fn && (funcName.empty() || f.getSymName() == funcName))
-      fn = f;
-  });
-  if (!fn)
-    return err(funcName.empty() ? std::string("the program has no function")
-                                : "no function @" + funcName.str());
+  auto fnOr = findFunction(m, funcName);
+  if (!fnOr)
+    return fnOr.takeError();
+  mlir::func::FuncOp fn = *fnOr;
   auto rankOf = [](mlir::Type t) {
     auto rt = llvm::dyn_cast<mlir::RankedTensorType>(t);
     return rt ? rt.getRank() : int64_t(0);

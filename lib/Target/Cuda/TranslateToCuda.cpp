@@ -15,12 +15,12 @@ using namespace mlir;
 using namespace mlir::blockscale;
 namespace bsrt = ::blockscale;
 
-static bsrt::Fp8Type toFp8(Type t) {
+bsrt::Fp8Type mlir::blockscale::toRuntimeFp8(Type t) {
   return *getFP8Format(t) == FP8Format::e4m3fn ? bsrt::Fp8Type::E4M3
                                                : bsrt::Fp8Type::E5M2;
 }
 
-static bsrt::DType toDType(Type t) {
+bsrt::DType mlir::blockscale::toRuntimeDType(Type t) {
   if (t.isF32())
     return bsrt::DType::F32;
   if (t.isF16())
@@ -47,9 +47,9 @@ FailureOr<EmittedKernel> mlir::blockscale::emitGemmKernel(MatmulOp op) {
   // binary serves both.
   g.form = op.getForm() == GemmForm::wgrad ? bsrt::GemmForm::Wgrad
                                            : bsrt::GemmForm::Fwd;
-  g.a = toFp8(op.getA().getType().getElementType());
-  g.b = toFp8(op.getB().getType().getElementType());
-  g.out = toDType(op.getC().getType().getElementType());
+  g.a = toRuntimeFp8(op.getA().getType().getElementType());
+  g.b = toRuntimeFp8(op.getB().getType().getElementType());
+  g.out = toRuntimeDType(op.getC().getType().getElementType());
   g.accumulate = static_cast<bool>(op.getAcc());
   g.bm = tile.getBm();
   g.bn = tile.getBn();
@@ -76,8 +76,8 @@ FailureOr<EmittedKernel> mlir::blockscale::emitQuantizeKernel(QuantizeOp op) {
   EmittedKernel k;
   k.spec.kind = bsrt::KernelKind::Quantize;
   bsrt::QuantKernelSpec &q = k.spec.quant;
-  q.in = toDType(op.getInput().getType().getElementType());
-  q.out = toFp8(op.getResult().getType().getElementType());
+  q.in = toRuntimeDType(op.getInput().getType().getElementType());
+  q.out = toRuntimeFp8(op.getResult().getType().getElementType());
   auto [lr, lc] = getBlockShape(op.getRecipe());
   // The kernel works in the input's frame.
   q.br = op.getTranspose() ? lc : lr;

@@ -26,6 +26,11 @@ struct EmittedKernel {
   std::string source;
 };
 
+/// The runtime's enums for the element type of an FP8 tensor (e4m3fn or
+/// e5m2) and of a bf16 / f16 / f32 tensor.
+::blockscale::Fp8Type toRuntimeFp8(Type fp8ElementType);
+::blockscale::DType toRuntimeDType(Type floatElementType);
+
 /// Needs a `tile` attribute (run --blockscale-select-tiles first).
 FailureOr<EmittedKernel> emitGemmKernel(MatmulOp op);
 FailureOr<EmittedKernel> emitQuantizeKernel(QuantizeOp op);
