@@ -332,14 +332,12 @@ llvm::Expected<std::vector<char>> Executor::newUniqueId() {
 llvm::Expected<std::unique_ptr<Executor>>
 Executor::create(llvm::ArrayRef<int64_t> gridShape, int64_t rank,
                  const std::vector<char> &uniqueId) {
-  std::unique_ptr<Executor> ex(new Executor());
-  ex->impl = std::make_unique<Impl>();
-  ex->impl->grid.assign(gridShape.begin(), gridShape.end());
-  ex->impl->rank = rank;
+  auto exOr = createLocal(gridShape, rank);
+  if (!exOr)
+    return exOr.takeError();
+  std::unique_ptr<Executor> ex = std::move(*exOr);
+  ex->impl->local = false;
   int64_t world = gridSize(gridShape);
-  if (rank < 0 || rank >= world)
-    return err(llvm::formatv("rank {0} is outside the grid of {1} devices",
-                             rank, world));
   if (world > 1) {
     auto n = getNccl();
     if (!n)
@@ -394,7 +392,7 @@ llvm::Error Executor::bind(const DevicePlan &plan,
     if (ptr[i])
       continue;
     auto b = impl->buffer(*dOr, int(i),
-                          size_t(t.allocElements) * elemBytes(t.type));
+                          t.bytes());
     if (!b)
       return b.takeError();
     ptr[i] = reinterpret_cast<void *>(*b);
@@ -435,10 +433,7 @@ llvm::Error Executor::runStep(const DevicePlan &plan, size_t step,
     return std::max(T(i).strides[0],
                     T(i).strides.size() > 1 ? T(i).strides[1] : 1);
   };
-  bool collective = st.kind == Step::Kind::AllReduce ||
-                    st.kind == Step::Kind::AllGather ||
-                    st.kind == Step::Kind::ReduceScatter;
-  if (collective && impl->local &&
+  if (st.isCollective() && impl->local &&
       groupRanks(impl->grid, st.gridAxes, impl->rank).size() > 1)
     return err("a local executor leaves collectives to its caller");
   switch (st.kind) {
@@ -485,7 +480,7 @@ llvm::Error Executor::runStep(const DevicePlan &plan, size_t step,
               d.cuMemcpyDtoDAsync_v2(
                   reinterpret_cast<CUdeviceptr>(ptr[st.outputs[0]]),
                   reinterpret_cast<CUdeviceptr>(ptr[st.inputs[4]]),
-                  size_t(acc.allocElements) * elemBytes(acc.type), stream),
+                  acc.bytes(), stream),
               "cuMemcpyDtoDAsync"))
         return std::move(e);
     }
@@ -500,12 +495,12 @@ llvm::Error Executor::runStep(const DevicePlan &plan, size_t step,
     auto c = impl->comm(st.gridAxes);
     if (!c)
       return c.takeError();
-    size_t inBytes = size_t(in.allocElements) * elemBytes(in.type);
+    size_t inBytes = in.bytes();
     if (!*c) { // a group of one: the data is already complete
       if (auto e = d.check(
               d.cuMemcpyDtoDAsync_v2(reinterpret_cast<CUdeviceptr>(ptr[st.outputs[0]]),
                                      reinterpret_cast<CUdeviceptr>(ptr[st.inputs[0]]),
-                                     std::min(inBytes, size_t(out.allocElements) * elemBytes(out.type)),
+                                     std::min(inBytes, out.bytes()),
                                      stream),
               "cuMemcpyDtoDAsync"))
         return std::move(e);

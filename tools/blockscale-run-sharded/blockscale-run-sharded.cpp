@@ -22,7 +22,6 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -233,13 +232,25 @@ struct Inputs {
   std::vector<std::vector<int64_t>> globalShape;
 };
 
-/// Runs `plan` on the current GPU with `args` (logical values per argument);
-/// returns the results as logical float arrays.
-static llvm::Expected<std::vector<std::vector<float>>>
-runPlan(const DevicePlan &plan, Executor &ex,
-        const std::vector<std::vector<float>> &args) {
+/// Rank `rank`'s block of every argument.
+static std::vector<std::vector<float>>
+localArgs(const DevicePlan &plan, const Inputs &in,
+          const std::vector<std::vector<std::vector<int>>> &splits,
+          int64_t rank) {
+  std::vector<std::vector<float>> local;
+  for (size_t i = 0; i < plan.args.size(); ++i)
+    local.push_back(slice(in.global[i], in.globalShape[i],
+                          plan.tensors[plan.args[i]].shape, splits[i],
+                          plan.gridShape, rank));
+  return local;
+}
+
+/// Device copies of the plan's arguments (logical values, packed in each
+/// argument's layout); the allocations are appended to `bufs`.
+static llvm::Expected<std::vector<void *>>
+uploadArgs(const DevicePlan &plan, const std::vector<std::vector<float>> &args,
+           std::vector<CUdeviceptr> &bufs) {
   const CudaDriver &d = *getCudaDriver();
-  std::vector<CUdeviceptr> bufs;
   std::vector<void *> ptrs;
   for (size_t i = 0; i < plan.args.size(); ++i) {
     const TensorInfo &t = plan.tensors[plan.args[i]];
@@ -252,19 +263,56 @@ runPlan(const DevicePlan &plan, Executor &ex,
     bufs.push_back(p);
     ptrs.push_back(reinterpret_cast<void *>(p));
   }
-  auto res = ex.run(plan, ptrs, nullptr);
+  return ptrs;
+}
+
+/// The logical values of the plan's results, read from `ptrs` (device).
+static std::vector<std::vector<float>>
+downloadResults(const DevicePlan &plan, llvm::ArrayRef<void *> ptrs) {
+  const CudaDriver &d = *getCudaDriver();
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < plan.results.size(); ++i) {
+    const TensorInfo &t = plan.tensors[plan.results[i]];
+    std::vector<uint8_t> bytes(t.bytes());
+    d.cuMemcpyDtoH_v2(bytes.data(), reinterpret_cast<CUdeviceptr>(ptrs[i]),
+                      bytes.size());
+    out.push_back(unpack(t, bytes));
+  }
+  return out;
+}
+
+static std::string resultPath(const std::string &dir, size_t result,
+                              int64_t rank) {
+  return llvm::formatv("{0}/result{1}.rank{2}", dir, result, rank).str();
+}
+
+/// Rank `rank`'s results, as floats, for the checking process.
+static void writeResults(const std::string &dir, int64_t rank,
+                         const std::vector<std::vector<float>> &results) {
+  for (size_t i = 0; i < results.size(); ++i) {
+    std::string p = resultPath(dir, i, rank);
+    FILE *f = fopen(p.c_str(), "wb");
+    fwrite(results[i].data(), sizeof(float), results[i].size(), f);
+    fclose(f);
+  }
+}
+
+/// Runs `plan` on the current GPU with `args` (logical values per argument);
+/// returns the results as logical float arrays.
+static llvm::Expected<std::vector<std::vector<float>>>
+runPlan(const DevicePlan &plan, Executor &ex,
+        const std::vector<std::vector<float>> &args) {
+  const CudaDriver &d = *getCudaDriver();
+  std::vector<CUdeviceptr> bufs;
+  auto ptrs = uploadArgs(plan, args, bufs);
+  if (!ptrs)
+    return ptrs.takeError();
+  auto res = ex.run(plan, *ptrs, nullptr);
   if (!res)
     return res.takeError();
   if (auto e = d.check(d.cuCtxSynchronize(), "execution"))
     return std::move(e);
-  std::vector<std::vector<float>> out;
-  for (size_t i = 0; i < plan.results.size(); ++i) {
-    const TensorInfo &t = plan.tensors[plan.results[i]];
-    std::vector<uint8_t> bytes(size_t(t.allocElements) * elemBytes(t.type));
-    d.cuMemcpyDtoH_v2(bytes.data(), reinterpret_cast<CUdeviceptr>((*res)[i]),
-                      bytes.size());
-    out.push_back(unpack(t, bytes));
-  }
+  std::vector<std::vector<float>> out = downloadResults(plan, *res);
   for (CUdeviceptr p : bufs)
     d.cuMemFree_v2(p);
   return out;
@@ -323,35 +371,16 @@ static int simulateMain(const DevicePlan &plan, const Inputs &in,
     auto e = Executor::createLocal(plan.gridShape, r);
     if (!e)
       return fail(llvm::toString(e.takeError()));
-    std::vector<void *> ptrs;
-    for (size_t i = 0; i < plan.args.size(); ++i) {
-      const TensorInfo &t = plan.tensors[plan.args[i]];
-      std::vector<uint8_t> bytes =
-          pack(t, slice(in.global[i], in.globalShape[i], t.shape, splits[i],
-                        plan.gridShape, r),
-               t.shape);
-      CUdeviceptr p;
-      if (auto err = d.check(
-              d.cuMemAlloc_v2(&p, std::max<size_t>(bytes.size(), 16)),
-              "cuMemAlloc"))
-        return fail(llvm::toString(std::move(err)));
-      d.cuMemcpyHtoD_v2(p, bytes.data(), bytes.size());
-      argBufs.push_back(p);
-      ptrs.push_back(reinterpret_cast<void *>(p));
-    }
-    if (auto err = (*e)->bind(plan, ptrs))
+    auto ptrs = uploadArgs(plan, localArgs(plan, in, splits, r), argBufs);
+    if (!ptrs)
+      return fail(llvm::toString(ptrs.takeError()));
+    if (auto err = (*e)->bind(plan, *ptrs))
       return fail(llvm::toString(std::move(err)));
     ex.push_back(std::move(*e));
   }
-  auto bytesOf = [](const TensorInfo &t) {
-    return size_t(t.allocElements) * elemBytes(t.type);
-  };
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step &st = plan.steps[i];
-    bool collective = st.kind == Step::Kind::AllReduce ||
-                      st.kind == Step::Kind::AllGather ||
-                      st.kind == Step::Kind::ReduceScatter;
-    if (!collective) {
+    if (!st.isCollective()) {
       for (int64_t r = 0; r < world; ++r)
         if (auto err = ex[r]->runStep(plan, i, nullptr))
           return fail("rank " + llvm::Twine(r) + ": " +
@@ -368,7 +397,7 @@ static int simulateMain(const DevicePlan &plan, const Inputs &in,
         continue; // done with the group's first member
       std::vector<std::vector<uint8_t>> parts;
       for (int64_t m : group) {
-        parts.emplace_back(bytesOf(ti));
+        parts.emplace_back(ti.bytes());
         d.cuMemcpyDtoH_v2(parts.back().data(),
                           reinterpret_cast<CUdeviceptr>(ex[m]->tensor(st.inputs[0])),
                           parts.back().size());
@@ -384,29 +413,22 @@ static int simulateMain(const DevicePlan &plan, const Inputs &in,
         all = std::move(*sum);
       }
       for (auto [k, m] : llvm::enumerate(group)) {
-        size_t off = st.kind == Step::Kind::ReduceScatter ? k * bytesOf(to) : 0;
-        if (off + bytesOf(to) > all.size())
+        size_t off = st.kind == Step::Kind::ReduceScatter ? k * to.bytes() : 0;
+        if (off + to.bytes() > all.size())
           return fail("a collective's output is larger than its data");
         d.cuMemcpyHtoD_v2(reinterpret_cast<CUdeviceptr>(ex[m]->tensor(st.outputs[0])),
-                          all.data() + off, bytesOf(to));
+                          all.data() + off, to.bytes());
       }
     }
   }
   if (auto err = d.check(d.cuCtxSynchronize(), "execution"))
     return fail(llvm::toString(std::move(err)));
-  for (int64_t r = 0; r < world; ++r)
-    for (size_t i = 0; i < plan.results.size(); ++i) {
-      const TensorInfo &t = plan.tensors[plan.results[i]];
-      std::vector<uint8_t> bytes(bytesOf(t));
-      d.cuMemcpyDtoH_v2(bytes.data(),
-                        reinterpret_cast<CUdeviceptr>(ex[r]->tensor(plan.results[i])),
-                        bytes.size());
-      std::vector<float> v = unpack(t, bytes);
-      std::string p = llvm::formatv("{0}/result{1}.rank{2}", dir, i, r).str();
-      FILE *f = fopen(p.c_str(), "wb");
-      fwrite(v.data(), sizeof(float), v.size(), f);
-      fclose(f);
-    }
+  for (int64_t r = 0; r < world; ++r) {
+    std::vector<void *> res;
+    for (int t : plan.results)
+      res.push_back(ex[r]->tensor(t));
+    writeResults(dir, r, downloadResults(plan, res));
+  }
   for (CUdeviceptr p : argBufs)
     d.cuMemFree_v2(p);
   return 0;
@@ -443,20 +465,10 @@ static int rankMain(const DevicePlan &plan, const Inputs &in,
   auto ex = Executor::create(plan.gridShape, rank, id);
   if (!ex)
     return fail(llvm::toString(ex.takeError()));
-  std::vector<std::vector<float>> local;
-  for (size_t i = 0; i < plan.args.size(); ++i)
-    local.push_back(slice(in.global[i], in.globalShape[i],
-                          plan.tensors[plan.args[i]].shape, splits[i],
-                          plan.gridShape, rank));
-  auto res = runPlan(plan, **ex, local);
+  auto res = runPlan(plan, **ex, localArgs(plan, in, splits, rank));
   if (!res)
     return fail("rank " + llvm::Twine(rank) + ": " + llvm::toString(res.takeError()));
-  for (size_t i = 0; i < res->size(); ++i) {
-    std::string p = llvm::formatv("{0}/result{1}.rank{2}", dir, i, rank).str();
-    FILE *f = fopen(p.c_str(), "wb");
-    fwrite((*res)[i].data(), sizeof(float), (*res)[i].size(), f);
-    fclose(f);
-  }
+  writeResults(dir, rank, *res);
   return 0;
 }
 
@@ -479,8 +491,7 @@ int main(int argc, char **argv) {
     llvm::outs() << "// device program\n" << *local << "// plan\n"
                  << plan->str();
     for (const Step &s : plan->steps) {
-      if (s.kind != Step::Kind::AllReduce && s.kind != Step::Kind::AllGather &&
-          s.kind != Step::Kind::ReduceScatter)
+      if (!s.isCollective())
         continue;
       std::vector<int64_t> g = groupRanks(plan->gridShape, s.gridAxes, planRank);
       llvm::outs() << "// rank " << planRank << " group over axes ["
@@ -590,7 +601,7 @@ int main(int argc, char **argv) {
     // copies of a replicated result are each compared.
     std::vector<std::vector<float>> assembled;
     for (int64_t r = 0; r < world; ++r) {
-      std::string p = llvm::formatv("{0}/result{1}.rank{2}", dir, i, r).str();
+      std::string p = resultPath(std::string(dir), i, r);
       auto rb = llvm::MemoryBuffer::getFile(p, false, false);
       if (!rb)
         return fail("missing " + p);

@@ -41,6 +41,8 @@ struct TensorInfo {
   /// The logical dimension whose stride is largest (the physical outer
   /// dimension): collectives move contiguous chunks along it.
   int outerDim() const;
+  /// Bytes of the allocation.
+  size_t bytes() const { return size_t(allocElements) * elemBytes(type); }
 };
 
 struct Step {
@@ -51,6 +53,11 @@ struct Step {
   GemmDesc gemm;                    // Gemm (M static)
   std::vector<int> gridAxes;        // collectives
   int axis = 0;                     // gather / scatter axis (logical)
+
+  bool isCollective() const {
+    return kind == Kind::AllReduce || kind == Kind::AllGather ||
+           kind == Kind::ReduceScatter;
+  }
 };
 
 struct DevicePlan {
