@@ -6,6 +6,7 @@
 #include "blockscale/Dialect/BlockScale/Transforms/TileModel.h"
 #include "blockscale/Runtime/CudaDriver.h"
 #include "blockscale/Target/Cuda/CudaEmitter.h"
+#include "Diagnostics.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -22,6 +23,7 @@
 
 using namespace blockscale;
 namespace mbs = mlir::blockscale;
+using blockscale::detail::Diagnostics;
 
 namespace {
 /// One MLIR context for the process; MLIR work is serialized (it takes
@@ -39,25 +41,6 @@ struct JitContext {
   }
 };
 
-/// Collects diagnostics into a string for llvm::Error.
-struct Diagnostics {
-  std::string text;
-  mlir::ScopedDiagnosticHandler handler;
-  explicit Diagnostics(mlir::MLIRContext *ctx)
-      : handler(ctx, [this](mlir::Diagnostic &d) {
-          llvm::raw_string_ostream os(text);
-          const char *sev = d.getSeverity() == mlir::DiagnosticSeverity::Error
-                                ? "error"
-                                : d.getSeverity() ==
-                                          mlir::DiagnosticSeverity::Warning
-                                      ? "warning"
-                                      : "note";
-          os << d.getLocation() << ": " << sev << ": " << d << "\n";
-          for (mlir::Diagnostic &note : d.getNotes())
-            os << "  note: " << note << "\n";
-          return mlir::success();
-        }) {}
-};
 } // namespace
 
 static llvm::Error error(const std::string &msg) {

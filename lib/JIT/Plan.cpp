@@ -4,6 +4,7 @@
 #include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
 #include "blockscale/Dialect/BlockScale/Transforms/ShardingInterfaceImpl.h"
 #include "blockscale/JIT/Distributed.h"
+#include "Diagnostics.h"
 #include "blockscale/Target/Cuda/CudaEmitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,6 +26,7 @@
 
 using namespace blockscale;
 using namespace blockscale::dist;
+using blockscale::detail::Diagnostics;
 namespace mbs = mlir::blockscale;
 
 static llvm::Error err(const std::string &m) {
@@ -54,20 +56,10 @@ struct PlanContext {
   }
 };
 
-struct Capture {
-  std::string text;
-  mlir::ScopedDiagnosticHandler handler;
-  explicit Capture(mlir::MLIRContext *ctx)
-      : handler(ctx, [this](mlir::Diagnostic &d) {
-          llvm::raw_string_ostream os(text);
-          os << d.getLocation() << ": " << d << "\n";
-          return mlir::success();
-        }) {}
-};
 } // namespace
 
 static llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-parse(mlir::MLIRContext *ctx, llvm::StringRef text, Capture &diag) {
+parse(mlir::MLIRContext *ctx, llvm::StringRef text, Diagnostics &diag) {
   mlir::OwningOpRef<mlir::ModuleOp> m =
       mlir::parseSourceString<mlir::ModuleOp>(text, ctx);
   if (!m)
@@ -105,7 +97,7 @@ llvm::Expected<std::string> dist::partitionProgram(llvm::StringRef source,
                                                    bool allowPadding) {
   PlanContext &pc = PlanContext::get();
   std::lock_guard<std::mutex> lock(pc.mu);
-  Capture diag(&pc.ctx);
+  Diagnostics diag(&pc.ctx);
   auto m = parse(&pc.ctx, source, diag);
   if (!m)
     return m.takeError();
@@ -208,7 +200,7 @@ llvm::Expected<DevicePlan> dist::buildDevicePlan(llvm::StringRef partitioned,
                                                  llvm::StringRef funcName) {
   PlanContext &pc = PlanContext::get();
   std::lock_guard<std::mutex> lock(pc.mu);
-  Capture diag(&pc.ctx);
+  Diagnostics diag(&pc.ctx);
   auto mOr = parse(&pc.ctx, partitioned, diag);
   if (!mOr)
     return mOr.takeError();
@@ -409,7 +401,7 @@ llvm::Expected<ProgramShardings>
 dist::describeShardings(llvm::StringRef source, llvm::StringRef funcName) {
   PlanContext &pc = PlanContext::get();
   std::lock_guard<std::mutex> lock(pc.mu);
-  Capture diag(&pc.ctx);
+  Diagnostics diag(&pc.ctx);
   auto mOr = parse(&pc.ctx, source, diag);
   if (!mOr)
     return mOr.takeError();
