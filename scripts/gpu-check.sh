@@ -168,6 +168,82 @@ parity() {
   done
 }
 
+# Where the GEMM time goes: the same kernel with the promotion removed
+# (BS_EXP_NO_PROMOTE), with no operand loads (BS_EXP_NO_TMA) and both; the
+# SASS of the kernel and ncu's per-instruction stall samples. Casts: the
+# default CTA order vs BS_EXP_RASTER_ROWS. Results of the experiments are
+# wrong by construction (--no-check); only their times mean something.
+explore() {
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 250 > "$OUT/clocks.csv" 2>&1 &
+  local smi=$!
+  local NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  for s in "4096 7168 4096" "4096 4096 7168"; do
+    set -- $s
+    for t in "" "--force-tile bm=128,bn=192" "--force-tile bm=128,bn=128"; do
+      for d in "" "--define BS_EXP_NO_PROMOTE" "--define BS_EXP_NO_TMA" "--define BS_EXP_NO_TMA --define BS_EXP_NO_PROMOTE"; do
+        run 120 $GEN --run --no-check --iters 40 --m $1 --n $2 --k $3 $t $d
+      done
+    done
+  done
+  run 120 $GEN --run --iters 40 --check-rows 16 --m 4096 --n 7168 --k 4096
+  $GEN --m 4096 --n 7168 --k 4096 --emit cubin -o "$OUT/gemm160.cubin"
+  $GEN --m 4096 --n 7168 --k 4096 --force-tile bm=128,bn=128 --emit cubin -o "$OUT/gemm128.cubin"
+  for c in gemm160 gemm128; do
+    cuobjdump --dump-sass "$OUT/$c.cubin" > "$OUT/$c.sass" 2>&1 || /usr/local/cuda/bin/cuobjdump --dump-sass "$OUT/$c.cubin" > "$OUT/$c.sass" 2>&1
+  done
+  if [ -n "$NCU" ]; then
+    timeout 300 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --section WarpStateStats \
+      --section SourceCounters --section SpeedOfLight --section ComputeWorkloadAnalysis \
+      --page source --print-source sass --csv \
+      $GEN --run --no-check --iters 0 --m 4096 --n 7168 --k 4096 > "$OUT/ncu_sass160.csv" 2>&1
+    timeout 300 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --section WarpStateStats \
+      --section SourceCounters --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+      $GEN --run --no-check --iters 0 --m 4096 --n 7168 --k 4096 > "$OUT/ncu_details160.txt" 2>&1
+  fi
+  for r in "1x128" "128x1 --col-major" "1x128 --transpose" "128x128 --transpose --col-major" "128x128"; do
+    for d in "" "--define BS_EXP_RASTER_ROWS"; do
+      run 120 $GEN --op quantize --run --iters 50 --rows 32768 --cols 4096 --recipe $r $d
+    done
+  done
+  kill $smi
+}
+
+mini_sweep() {
+  local dbg=--debug-hang
+  run 120 $GEN --run $dbg --iters 0 --m 77 --n 200 --k 7008
+  run 120 $GEN --run $dbg --iters 0 --m 129 --n 1000 --k 4096 --force-tile splits=3
+  run 120 $GEN --run $dbg --iters 0 --m 333 --n 520 --k 1008 --form wgrad
+  run 120 $GEN --run $dbg --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate
+  run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=160
+  run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=128,cluster=2
+}
+
+# Main-loop variants (BS_GEMM_HANDOFF: the two consumer warpgroups take
+# turns on the tensor cores; BS_GEMM_NO_PIPELINE: no two-accumulator loop)
+# against the default, checked first, then timed on the large shapes.
+explore2() {
+  local dbg=--debug-hang
+  for d in "--define BS_GEMM_HANDOFF" "--define BS_GEMM_NO_PIPELINE"; do
+    run 120 $GEN --run $dbg --iters 0 --m 77 --n 200 --k 7008 $d
+    run 120 $GEN --run $dbg --iters 0 --m 129 --n 1000 --k 4096 --force-tile splits=3 $d
+    run 120 $GEN --run $dbg --iters 0 --m 333 --n 520 --k 1008 --form wgrad $d
+    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=144 $d
+    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=160 --form wgrad $d
+    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=128 $d
+  done
+  for s in "4096 7168 4096" "4096 4096 7168" "4096 2112 7168" "128 2112 7168" "128 7168 16384"; do
+    set -- $s
+    for t in "" "--force-tile bm=128,bn=128" "--force-tile bm=128,bn=160" "--force-tile bm=128,bn=192"; do
+      for d in "" "--define BS_GEMM_HANDOFF" "--define BS_GEMM_NO_PIPELINE"; do
+        run 120 $GEN --run --no-check --iters 40 --m $1 --n $2 --k $3 $t $d
+      done
+    done
+  done
+  for d in "" "--define BS_GEMM_HANDOFF"; do
+    run 120 $GEN --run --no-check --iters 40 --form wgrad --m 4096 --n 4096 --k 4096 $d
+  done
+}
+
 mode=${1:-smoke}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee -a "$OUT/check.log"
 case "$mode" in
@@ -189,6 +265,9 @@ case "$mode" in
   bench) bench ;;
   python) python_tests ;;
   profile) profile ;;
+  explore) explore ;;
+  session2b) gemm_sweep; explore2 ;;
+  session2a) sharded; parity; mini_sweep; explore ;;
   *) echo "unknown mode $mode"; exit 2 ;;
 esac
 echo "gpu-check $mode: $FAILS failure(s)" | tee -a "$OUT/check.log"

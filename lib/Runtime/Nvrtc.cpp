@@ -89,7 +89,8 @@ std::vector<std::string> CompileOptions::flags() const {
   return f;
 }
 
-/// Reads "Used N registers" and "N bytes spill stores, M bytes spill loads".
+/// Reads "Used N registers", "N bytes spill stores, M bytes spill loads"
+/// and ptxas's wgmma serialization advisory.
 static void parsePtxasLog(CompileOutput &out) {
   llvm::SmallVector<llvm::StringRef> lines;
   llvm::StringRef(out.log).split(lines, '\n');
@@ -102,6 +103,9 @@ static void parsePtxasLog(CompileOutput &out) {
       m[1].getAsInteger(10, r);
       out.registers = std::max(out.registers, r);
     }
+    size_t at = line.find("wgmma.mma_async instructions are serialized");
+    if (at != llvm::StringRef::npos && out.wgmmaSerialized.empty())
+      out.wgmmaSerialized = line.substr(at).trim().str();
     if (spills.match(line, &m)) {
       int s = 0, l = 0;
       m[1].getAsInteger(10, s);

@@ -114,6 +114,22 @@ static cl::opt<bool> optDebugHang("debug-hang", cl::init(false),
                                   cl::desc("compile with mbarrier timeouts"),
                                   cl::cat(cat));
 
+static cl::list<std::string>
+    optDefines("define",
+               cl::desc("pass -D<value> to NVRTC (kernel experiments, e.g. "
+                        "--define BS_GEMM_NO_PIPELINE); part of the cache key"),
+               cl::value_desc("NAME[=VALUE]"), cl::cat(cat));
+static cl::list<std::string>
+    optNvrtcOpts("nvrtc-opt",
+                 cl::desc("extra NVRTC option, e.g. --maxrregcount=64 "
+                          "(experiments); part of the cache key"),
+                 cl::cat(cat));
+static cl::opt<bool> optNoCheck("no-check", cl::init(false),
+                                cl::desc("time without checking the result "
+                                         "(for --define experiments that "
+                                         "compute something else)"),
+                                cl::cat(cat));
+
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "blockscale-gen: error: " << msg << "\n";
   return 1;
@@ -202,6 +218,70 @@ llvm::Expected<double> timeMedianMs(const CudaDriver &d, int iters, F launch) {
 }
 } // namespace
 
+/// Compares rows of C with the f64 reference; prints the verdict and
+/// returns 0 when it passes.
+static int checkGemm(const GemmDesc &desc, const ref::GemmOperands &ops,
+                     DeviceBuffer &C, int64_t m, int ob, std::mt19937_64 &rng,
+                     uint64_t seed) {
+  size_t cBytes = size_t(m) * desc.n * ob;
+  std::vector<uint8_t> host(cBytes);
+  if (auto e = C.download(host.data(), cBytes))
+    return fail(std::move(e));
+  std::vector<int64_t> rows;
+  if (optCheckRows > 0 && optCheckRows < m) {
+    // Random rows plus the last tile's rows (tails).
+    std::uniform_int_distribution<int64_t> pick(0, m - 1);
+    for (int i = 0; i < optCheckRows - 8; ++i)
+      rows.push_back(pick(rng));
+    for (int64_t r = std::max<int64_t>(0, m - 8); r < m; ++r)
+      rows.push_back(r);
+  }
+  std::vector<double> refOut;
+  ref::gemmReference(ops, desc.form, desc.a, desc.b, rows, refOut);
+  if (rows.empty())
+    for (int64_t r = 0; r < m; ++r)
+      rows.push_back(r);
+  double num = 0, den = 0, maxAbs = 0;
+  int64_t bad = 0;
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (int64_t c = 0; c < desc.n; ++c) {
+      size_t idx = size_t(rows[i]) * desc.n + c;
+      double got;
+      if (ob == 4) {
+        float f;
+        std::memcpy(&f, &host[idx * 4], 4);
+        got = f;
+      } else {
+        uint16_t h;
+        std::memcpy(&h, &host[idx * 2], 2);
+        got = ref::bf16ToFloat(h);
+      }
+      double want = refOut[i * desc.n + c];
+      if (!std::isfinite(got)) {
+        ++bad;
+        continue;
+      }
+      num += (got - want) * (got - want);
+      den += want * want;
+      maxAbs = std::max(maxAbs, std::fabs(got - want));
+    }
+  double rel = std::sqrt(num / std::max(den, 1e-300));
+  // bf16 rounding of the output alone is ~1.6e-3; e5m2 products span a wider
+  // exponent range, and the tensor core's FP8 accumulation aligns them to the
+  // largest with limited mantissa, so e5m2 operands add a little more.
+  bool e5m2 = desc.a == Fp8Type::E5M2 || desc.b == Fp8Type::E5M2;
+  double tol = optTol > 0 ? double(optTol)
+                          : (ob == 4 ? 5e-4 : (e5m2 ? 3e-3 : 2e-3));
+  bool ok = bad == 0 && rel <= tol;
+  llvm::outs() << llvm::formatv(
+      "check: {0} {1}x{2}x{3} out={4}{5}: rel_err={6:e} max_abs={7:e} "
+      "non_finite={8} rows_checked={9} seed={10} -> {11}\n",
+      toString(desc.form), m, desc.n, desc.k, toString(desc.out),
+      desc.accumulate ? " (+=)" : "", rel, maxAbs, bad, rows.size(), seed,
+      ok ? "PASS" : "FAIL");
+  return ok ? 0 : 1;
+}
+
 static int runGemm(const GemmDesc &desc, const GemmKernel &kernel) {
   auto dOr = getCudaDriver();
   if (!dOr)
@@ -264,62 +344,7 @@ static int runGemm(const GemmDesc &desc, const GemmKernel &kernel) {
   if (auto e = d.check(d.cuCtxSynchronize(), "kernel execution"))
     return fail(std::move(e));
 
-  std::vector<uint8_t> host(cBytes);
-  if (auto e = C.download(host.data(), cBytes))
-    return fail(std::move(e));
-  std::vector<int64_t> rows;
-  if (optCheckRows > 0 && optCheckRows < m) {
-    // Random rows plus the last tile's rows (tails).
-    std::uniform_int_distribution<int64_t> pick(0, m - 1);
-    for (int i = 0; i < optCheckRows - 8; ++i)
-      rows.push_back(pick(rng));
-    for (int64_t r = std::max<int64_t>(0, m - 8); r < m; ++r)
-      rows.push_back(r);
-  }
-  std::vector<double> refOut;
-  ref::gemmReference(ops, desc.form, desc.a, desc.b, rows, refOut);
-  if (rows.empty())
-    for (int64_t r = 0; r < m; ++r)
-      rows.push_back(r);
-  double num = 0, den = 0, maxAbs = 0;
-  int64_t bad = 0;
-  for (size_t i = 0; i < rows.size(); ++i)
-    for (int64_t c = 0; c < desc.n; ++c) {
-      size_t idx = size_t(rows[i]) * desc.n + c;
-      double got;
-      if (ob == 4) {
-        float f;
-        std::memcpy(&f, &host[idx * 4], 4);
-        got = f;
-      } else {
-        uint16_t h;
-        std::memcpy(&h, &host[idx * 2], 2);
-        got = ref::bf16ToFloat(h);
-      }
-      double want = refOut[i * desc.n + c];
-      if (!std::isfinite(got)) {
-        ++bad;
-        continue;
-      }
-      num += (got - want) * (got - want);
-      den += want * want;
-      maxAbs = std::max(maxAbs, std::fabs(got - want));
-    }
-  double rel = std::sqrt(num / std::max(den, 1e-300));
-  // bf16 rounding of the output alone is ~1.6e-3; e5m2 products span a wider
-  // exponent range, and the tensor core's FP8 accumulation aligns them to the
-  // largest with limited mantissa, so e5m2 operands add a little more.
-  bool e5m2 = desc.a == Fp8Type::E5M2 || desc.b == Fp8Type::E5M2;
-  double tol = optTol > 0 ? double(optTol)
-                          : (ob == 4 ? 5e-4 : (e5m2 ? 3e-3 : 2e-3));
-  bool ok = bad == 0 && rel <= tol;
-  llvm::outs() << llvm::formatv(
-      "check: {0} {1}x{2}x{3} out={4}{5}: rel_err={6:e} max_abs={7:e} "
-      "non_finite={8} rows_checked={9} seed={10} -> {11}\n",
-      toString(desc.form), m, desc.n, desc.k, toString(desc.out),
-      desc.accumulate ? " (+=)" : "", rel, maxAbs, bad, rows.size(), seed,
-      ok ? "PASS" : "FAIL");
-  if (!ok)
+  if (!optNoCheck && checkGemm(desc, ops, C, m, ob, rng, seed))
     return 1;
 
   if (optIters > 0 && !desc.accumulate) {
@@ -441,13 +466,19 @@ static int emitCompiled(llvm::StringRef source, llvm::StringRef name,
   opts.ptx = ptx;
   if (optDebugHang)
     opts.extra.push_back("-DBS_DEBUG_HANG");
+  for (const std::string &d : optDefines)
+    opts.extra.push_back("-D" + d);
+  for (const std::string &o : optNvrtcOpts)
+    opts.extra.push_back(o);
   auto out = compileCuda(source, name, opts);
   if (!out)
     return fail(out.takeError());
   if (!ptx)
     llvm::errs() << llvm::formatv(
-        "{0}: {1} registers, {2} spill bytes, compiled in {3:f3} s\n", name,
-        out->registers, out->spillBytes, out->seconds);
+        "{0}: {1} registers, {2} spill bytes, compiled in {3:f3} s{4}\n", name,
+        out->registers, out->spillBytes, out->seconds,
+        out->wgmmaSerialized.empty() ? ""
+                                     : "; WARNING: " + out->wgmmaSerialized);
   (void)binary;
   os << out->binary;
   return 0;
@@ -531,6 +562,10 @@ int main(int argc, char **argv) {
   JitOptions jopts;
   if (optDebugHang)
     jopts.compile.extra.push_back("-DBS_DEBUG_HANG");
+  for (const std::string &d : optDefines)
+    jopts.compile.extra.push_back("-D" + d);
+  for (const std::string &o : optNvrtcOpts)
+    jopts.compile.extra.push_back(o);
 
   if (opKind == "quantize") {
     QuantDesc q;

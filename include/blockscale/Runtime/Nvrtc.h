@@ -23,6 +23,11 @@ struct CompileOutput {
   std::string log;    // NVRTC + ptxas log
   int registers = -1; // from ptxas -v, per kernel (max), -1 if unknown
   int spillBytes = 0; // spill stores + loads reported by ptxas
+  // ptxas's reason when it made the wgmmas synchronous ("Potential
+  // Performance Loss: wgmma.mma_async instructions are serialized due to
+  // ..."), empty when they stay asynchronous. A kernel template change that
+  // trips this loses much of the tensor-core overlap without any error.
+  std::string wgmmaSerialized;
   double seconds = 0;
 };
 

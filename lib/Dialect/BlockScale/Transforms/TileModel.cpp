@@ -44,13 +44,18 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   int64_t unitsPerCta = ceilDiv(units, grid);
   int64_t kbPerUnit = ceilDiv(kBlocks, c.splits);
 
-  // Time of one 128-deep K-block of one CTA, in SM clocks. The kernel is not
-  // tensor-bound (ncu: tensor pipe ~50%, L2 ~53%, warps waiting on the
-  // stage barriers), so the cost is fitted to measurements instead of derived
-  // from the wgmma rate: on the H200 (2026-12-02, bench/notes) a bm = 128
-  // CTA took ~1050 / 1320 / 1490 clocks per K-block at bn = 128 / 160 / 192,
-  // i.e. 200 + 6.75 * bn, and a bm = 64 CTA ~850 / 890 at bn = 128 / 192.
-  double kbClk = c.bm == 128 ? 200.0 + 6.75 * c.bn : 760.0 + 0.7 * c.bn;
+  // Time of one 128-deep K-block of one CTA, in SM clocks, fitted to
+  // measurements because the kernel is not tensor-bound (ncu: warps wait on
+  // the wgmma results and the stage barriers). On the H200 (2026-12-02,
+  // bench/notes/2026-12-02-run10-*): a bm = 128 CTA took ~820 clocks at
+  // bn = 128 with the two-accumulator pipeline (bn <= 128, promotion hidden
+  // behind the next wgmma) and ~1075 / 1235 at bn = 160 / 192 without it
+  // (promotion exposed); a bm = 64 CTA ~850 / 890 at bn = 128 / 192 (an
+  // older fit, before the pipeline ran asynchronously).
+  double kbClk = c.bm == 128 ? (c.bn <= 128 && c.cluster == 1
+                                    ? 180.0 + 5.0 * c.bn
+                                    : 280.0 + 4.97 * c.bn)
+                             : 760.0 + 0.7 * c.bn;
   // Epilogue (registers -> swizzled smem -> TMA store) stalls the math
   // warps; the pipeline refills at the start of every CTA.
   double epiClk = 600 + c.bm * c.bn * p.outBytes / 64.0;

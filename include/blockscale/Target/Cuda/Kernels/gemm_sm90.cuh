@@ -17,8 +17,13 @@
 //    issue four m64nBNk32 wgmmas into a fresh f32 accumulator and then fold it
 //    into the running accumulator with the block's scales ("promotion"): the
 //    scale changes every 128 K, so it cannot live inside the tensor-core
-//    accumulation. While one warpgroup promotes, the other's wgmma keeps the
-//    tensor cores busy;
+//    accumulation. For BN <= 128 two such accumulators alternate, so a
+//    warpgroup promotes block k while its wgmmas of block k+1 run (measured
+//    +12-16 % over promoting in between); wider tiles lack the registers
+//    for that and rely on the other warpgroup's wgmmas during a promotion.
+//    Which 128-column scale block of B each column uses is a template
+//    argument of the main loop (one instantiation per possible split), so
+//    the promotion is FFMAs only (+10 % at BN = 160 over run-time selects);
 //  * the epilogue converts, writes the fragment to 128/64/32-byte swizzled
 //    shared memory (bank-conflict free) and issues TMA stores (or TMA
 //    reduce-adds for C += AB) that run while the next tile's mainloop starts;
@@ -42,6 +47,10 @@
 #include "blockscale/wgmma_fp8.cuh"
 
 namespace bs {
+
+__host__ __device__ constexpr int constGcd(int a, int b) {
+  return b == 0 ? a : constGcd(b, a % b);
+}
 
 template <int BM_, int BN_, int STAGES_, bool WGRAD_, bool OUT_F32_,
           bool ACCUMULATE_, int CLUSTER_ = 1>
@@ -91,11 +100,12 @@ struct GemmSm90 {
 
   // Two in-flight accumulators (current K-block promoted while the next one
   // runs) cost BN/2 more registers per thread: 3 * BN/2 + ~30 must stay under
-  // the consumers' setmaxnreg budget, which holds up to BN = 128.
+  // the consumers' setmaxnreg budget, which holds up to BN = 128 (with the
+  // cluster's peer addressing on top ptxas spills: pairs use the simple loop).
 #ifdef BS_GEMM_NO_PIPELINE
   static constexpr bool kPipeline = false;
 #else
-  static constexpr bool kPipeline = BN <= 128;
+  static constexpr bool kPipeline = BN <= 128 && CLUSTER == 1;
 #endif
 
   static constexpr u32 kTxBytes =
@@ -211,6 +221,15 @@ struct GemmSm90 {
         // barrier reports as complete.
         mbarWait(emptyBar(base, stage), phase ^ 1);
         u32 full = fullBar(base, stage);
+#ifdef BS_EXP_NO_TMA
+        // Experiment: no operand traffic at all (results are garbage).
+        mbarArrive(full);
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+        continue;
+#endif
         mbarArriveExpectTx(full, kTxBytes);
         if (CLUSTER > 1)
           // tA's box is BM / CLUSTER rows: this CTA's slice of the A tile.
@@ -256,6 +275,11 @@ struct GemmSm90 {
     int splitCol;
   };
 
+  // Possible values of a tile's split (see promote): the tile starts at a
+  // multiple of BN, so 128 - n0 % 128 is a multiple of gcd(BN, 128).
+  static constexpr int kSplitStep = constGcd(BN, 128) / 8;
+  static constexpr int kSplitAll = BN / 8; // the whole tile in one block
+
   __device__ __forceinline__ static BlockScales
   loadScales(const GemmParams &p, const float *sSA, int stage, int wg, int r0,
              int kb, const TileScales &ts) {
@@ -279,7 +303,8 @@ struct GemmSm90 {
 
   // The four k32 wgmmas of the K-block in `stage` into a fresh accumulator.
   __device__ __forceinline__ static void issue(u32 base, int stage, int wg,
-                                               float (&t)[kAcc]) {
+                                               float (&t)[kAcc],
+                                               bool accumulate = false) {
     const u64 descA =
         smemDescSw128(base + kOffA + stage * kABytes + wg * 64 * BK);
     const u64 descB = smemDescSw128(base + kOffB + stage * kBBytes);
@@ -289,18 +314,24 @@ struct GemmSm90 {
       // Advancing the start address by 32 bytes selects the next k32 slice
       // inside the swizzled 128-byte rows (the hardware applies the XOR
       // pattern to the final address).
-      WgmmaFp8<BN>::mma(t, descA + 2 * kk, descB + 2 * kk, kk);
+      WgmmaFp8<BN>::mma(t, descA + 2 * kk, descB + 2 * kk,
+                        kk > 0 || accumulate);
     wgmmaCommit();
   }
 
-  // acc += t * scales: the FP32 promotion of one K-block.
+  // acc += t * scales: the FP32 promotion of one K-block. SJ is the first
+  // 8-column group of the tile that lies in the next 128-wide scale block of
+  // B; it is a template argument so that each column's scale is known at
+  // compile time (a run-time choice costs a compare and a select per column
+  // group on the promotion's critical path).
+  template <int SJ>
   __device__ __forceinline__ static void
   promote(float (&acc)[kAcc], float (&t)[kAcc], const BlockScales &s,
-          const TileScales &ts, const unsigned char *smem, int stage, int c0) {
+          const unsigned char *smem, int stage, int c0) {
     if (!WGRAD) {
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
-        const bool hi = 8 * j >= ts.splitCol;
+        const bool hi = j >= SJ;
         const float s0 = hi ? s.hi0 : s.lo0, s1 = hi ? s.hi1 : s.lo1;
         acc[4 * j + 0] += t[4 * j + 0] * s0;
         acc[4 * j + 1] += t[4 * j + 1] * s0;
@@ -328,8 +359,10 @@ struct GemmSm90 {
     }
   }
 
+
   // One K-block at a time: wgmma, wait, promote. The other consumer
   // warpgroup's wgmmas fill the tensor cores during this one's promotion.
+  template <int SJ>
   __device__ __forceinline__ static void
   mainloopSimple(const GemmParams &p, u32 base, const unsigned char *smem,
                  const float *sSA, int wg, int r0, int c0, int lane, int rank,
@@ -337,6 +370,18 @@ struct GemmSm90 {
                  int &stage, u32 &phase) {
     for (int kb = w.kb0; kb < w.kb1; ++kb) {
       mbarWait(fullBar(base, stage), phase);
+#ifdef BS_EXP_NO_PROMOTE
+      // Experiment: accumulate every K-block in the tensor core, unscaled
+      // (wrong results; measures what the promotion costs).
+      issue(base, stage, wg, acc, kb > w.kb0);
+      wgmmaWait<0>();
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i)
+        fenceOperand(acc[i]);
+      release(base, stage, lane, rank);
+      advance(stage, phase);
+      continue;
+#endif
       float t[kAcc];
       issue(base, stage, wg, t);
       // Scale loads overlap the asynchronous wgmma.
@@ -348,69 +393,107 @@ struct GemmSm90 {
       // fwd reads nothing of the stage below: release it before promoting.
       if (!WGRAD)
         release(base, stage, lane, rank);
-      promote(acc, t, s, ts, smem, stage, c0);
+      promote<SJ>(acc, t, s, smem, stage, c0);
       if (WGRAD)
         release(base, stage, lane, rank);
       advance(stage, phase);
     }
   }
 
-  // One step of the pipelined main loop: issue the next K-block into `tn`,
-  // wait only for the current one (in `tc`) and promote it while the next
-  // runs, so that the tensor cores never wait for a promotion. Returns true
-  // after the last K-block.
-  __device__ __forceinline__ static bool
+  // One step of the pipelined main loop: issue K-block `kb` into `tn`, wait
+  // only for the previous one (in `tc`) and promote it while `kb` runs, so
+  // that the tensor cores never wait for a promotion.
+  template <int SJ>
+  __device__ __forceinline__ static void
   pipeStep(const GemmParams &p, u32 base, const unsigned char *smem,
            const float *sSA, int wg, int r0, int c0, int lane, int rank,
-           const Unit &w, const TileScales &ts, float (&acc)[kAcc],
-           float (&tc)[kAcc], float (&tn)[kAcc], int &kb, int &curStage,
-           BlockScales &cur, int &stage, u32 &phase) {
-    const bool more = kb + 1 < w.kb1;
-    BlockScales next = cur;
-    if (more) {
-      mbarWait(fullBar(base, stage), phase);
-      issue(base, stage, wg, tn);
-      next = loadScales(p, sSA, stage, wg, r0, kb + 1, ts);
-      wgmmaWait<1>(); // all but the group just issued
-    } else {
-      wgmmaWait<0>();
-    }
+           const TileScales &ts, float (&acc)[kAcc], float (&tc)[kAcc],
+           float (&tn)[kAcc], int kb, int &curStage, BlockScales &cur,
+           int &stage, u32 &phase) {
+    mbarWait(fullBar(base, stage), phase);
+    issue(base, stage, wg, tn);
+    const BlockScales next = loadScales(p, sSA, stage, wg, r0, kb, ts);
+    wgmmaWait<1>(); // all but the group just issued
+    pipeRetire<SJ>(base, smem, lane, rank, c0, acc, tc, curStage, cur);
+    curStage = stage;
+    advance(stage, phase);
+    cur = next;
+  }
+
+  // Promotes a finished K-block and frees its stage.
+  template <int SJ>
+  __device__ __forceinline__ static void
+  pipeRetire(u32 base, const unsigned char *smem, int lane, int rank, int c0,
+             float (&acc)[kAcc], float (&tc)[kAcc], int curStage,
+             const BlockScales &cur) {
 #pragma unroll
     for (int i = 0; i < kAcc; ++i)
       fenceOperand(tc[i]);
     if (!WGRAD)
       release(base, curStage, lane, rank);
-    promote(acc, tc, cur, ts, smem, curStage, c0);
+    promote<SJ>(acc, tc, cur, smem, curStage, c0);
     if (WGRAD)
       release(base, curStage, lane, rank);
-    if (!more)
-      return true;
-    curStage = stage;
-    advance(stage, phase);
-    ++kb;
-    cur = next;
-    return false;
   }
 
+  // Two accumulators alternate (statically named: a run-time index would
+  // move them to local memory), so the loop runs in pairs of K-blocks with
+  // the odd one out peeled off at the end.
+  template <int SJ>
   __device__ __forceinline__ static void
   mainloopPipelined(const GemmParams &p, u32 base, const unsigned char *smem,
                     const float *sSA, int wg, int r0, int c0, int lane,
                     int rank, const Unit &w, const TileScales &ts,
                     float (&acc)[kAcc], int &stage, u32 &phase) {
     float t0[kAcc], t1[kAcc];
-    int kb = w.kb0;
     mbarWait(fullBar(base, stage), phase);
     issue(base, stage, wg, t0);
-    BlockScales cur = loadScales(p, sSA, stage, wg, r0, kb, ts);
+    BlockScales cur = loadScales(p, sSA, stage, wg, r0, w.kb0, ts);
     int curStage = stage;
     advance(stage, phase);
-    // Unrolled by two so that the two accumulators stay statically named
-    // registers (a run-time index would move them to local memory).
-    while (!pipeStep(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts, acc,
-                     t0, t1, kb, curStage, cur, stage, phase) &&
-           !pipeStep(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts, acc,
-                     t1, t0, kb, curStage, cur, stage, phase)) {
+    int kb = w.kb0 + 1;
+    for (; kb + 1 < w.kb1; kb += 2) {
+      pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, rank, ts, acc, t0, t1,
+                   kb, curStage, cur, stage, phase);
+      pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, rank, ts, acc, t1, t0,
+                   kb + 1, curStage, cur, stage, phase);
     }
+    if (kb < w.kb1) {
+      pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, rank, ts, acc, t0, t1,
+                   kb, curStage, cur, stage, phase);
+      wgmmaWait<0>();
+      pipeRetire<SJ>(base, smem, lane, rank, c0, acc, t1, curStage, cur);
+    } else {
+      wgmmaWait<0>();
+      pipeRetire<SJ>(base, smem, lane, rank, c0, acc, t0, curStage, cur);
+    }
+  }
+
+  // Runs the main loop instantiated for the tile's split SJ (a multiple of
+  // kSplitStep in [kSplitStep, kSplitAll]; WGRAD has none).
+  template <int SJ = (WGRAD ? kSplitAll : kSplitStep)>
+  __device__ __forceinline__ static void
+  mainloop(const GemmParams &p, u32 base, const unsigned char *smem,
+           const float *sSA, int wg, int r0, int c0, int lane, int rank,
+           const Unit &w, const TileScales &ts, float (&acc)[kAcc], int &stage,
+           u32 &phase) {
+    if constexpr (SJ < kSplitAll) {
+      if (min(ts.splitCol, BN) / 8 != SJ) {
+        mainloop<SJ + kSplitStep>(p, base, smem, sSA, wg, r0, c0, lane, rank,
+                                  w, ts, acc, stage, phase);
+        return;
+      }
+    }
+#ifdef BS_EXP_NO_PROMOTE
+    if (false)
+#else
+    if (kPipeline)
+#endif
+      mainloopPipelined<SJ>(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts,
+                            acc, stage, phase);
+    else
+      mainloopSimple<SJ>(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts,
+                         acc, stage, phase);
   }
 
   __device__ static void consume(const GemmParams &p, u32 base,
@@ -448,12 +531,8 @@ struct GemmSm90 {
       for (int i = 0; i < kAcc; ++i)
         acc[i] = 0.f;
 
-      if (kPipeline)
-        mainloopPipelined(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts,
-                          acc, stage, phase);
-      else
-        mainloopSimple(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts, acc,
-                       stage, phase);
+      mainloop(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts, acc, stage,
+               phase);
 
       if (p.splits > 1 && !splitKReduce(p, smem, w, wg, tid, acc))
         continue; // another split finishes this tile

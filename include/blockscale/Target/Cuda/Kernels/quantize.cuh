@@ -83,7 +83,14 @@ template <class In, int FMT, int BR, int BC, bool TRANS> struct QuantizeTile {
     const int t = threadIdx.x;
     const int cg = t % kColThreads, rg = t / kColThreads;
     const int lane = t % 32, warp = t / 32;
+#ifdef BS_EXP_RASTER_ROWS
+    // Experiment: consecutive CTAs walk down the rows of one column strip.
+    const int lin = blockIdx.x + blockIdx.y * gridDim.x;
+    const int rowBase = (lin % gridDim.y) * 128,
+              colBase = (lin / gridDim.y) * 128;
+#else
     const int rowBase = blockIdx.y * 128, colBase = blockIdx.x * 128;
+#endif
     const int col0 = colBase + cg * VEC;   // first of this thread's columns
     const int row0 = rowBase + rg * RPT;   // first of this thread's rows
     const bool colOk = col0 < p.cols;      // cols is a multiple of VEC

@@ -1,0 +1,134 @@
+//===- KernelCompileTest.cpp - every GEMM tile compiles asynchronously ---===//
+//
+// Compiles the GEMM template for every tile shape the tile selector may
+// pick (both forms, both consumer counts, a multicast pair, f32 +=) with
+// NVRTC, which needs no GPU, and checks what ptxas reports: no spills and
+// wgmmas that stay asynchronous. ptxas silently makes every wgmma wait for
+// the previous one when the template touches an accumulator of an in-flight
+// wgmma or waits on one in a divergent branch ("wgmma.mma_async
+// instructions are serialized", C7514/C7518); the kernel is then still
+// correct but loses much of its speed, so only this test notices.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockscale/Runtime/KernelSpec.h"
+#include "blockscale/Runtime/Nvrtc.h"
+#include "blockscale/Runtime/SourceGen.h"
+#include "blockscale/Target/Cuda/Kernels/params.h"
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+using namespace blockscale;
+
+namespace {
+struct Case {
+  GemmKernelSpec g;
+  std::string what;
+};
+
+std::vector<Case> tileCases() {
+  std::vector<Case> cases;
+  auto add = [&](GemmForm form, int bm, int bn, DType out, bool acc,
+                 int cluster) {
+    Case c;
+    c.g.form = form;
+    c.g.bm = bm;
+    c.g.bn = bn;
+    c.g.out = out;
+    c.g.accumulate = acc;
+    c.g.cluster = cluster;
+    int outBytes = out == DType::F32 ? 4 : 2;
+    c.g.stages = std::min(8, bs::gemmMaxStages(bm, bn, outBytes,
+                                               form == GemmForm::Wgrad,
+                                               232448));
+    c.what = std::string(toString(form)) + " bm" + std::to_string(bm) +
+             " bn" + std::to_string(bn) + " s" + std::to_string(c.g.stages) +
+             (acc ? " +=" : "") + (cluster > 1 ? " cluster2" : "");
+    cases.push_back(c);
+  };
+  for (GemmForm form : {GemmForm::Fwd, GemmForm::Wgrad})
+    for (int bm : {64, 128})
+      for (int bn : {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192})
+        add(form, bm, bn, DType::BF16, false, 1);
+  add(GemmForm::Fwd, 128, 128, DType::BF16, false, 2);
+  add(GemmForm::Fwd, 128, 192, DType::BF16, false, 2);
+  add(GemmForm::Wgrad, 128, 128, DType::F32, true, 1);
+  return cases;
+}
+} // namespace
+
+TEST(KernelCompile, EveryGemmTileKeepsWgmmaAsynchronousWithoutSpills) {
+  if (!nvrtcVersion()) {
+    llvm::consumeError(nvrtcVersion().takeError());
+    GTEST_SKIP() << "NVRTC not available";
+  }
+  std::vector<Case> cases = tileCases();
+  std::vector<std::string> failures;
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < cases.size();) {
+      KernelSpec s;
+      s.gemm = cases[i].g;
+      s.name = kernelName(s);
+      auto out = compileCuda(generateCudaSource(s), s.name, CompileOptions());
+      std::lock_guard<std::mutex> lock(mu);
+      if (!out)
+        failures.push_back(cases[i].what + ": " +
+                           llvm::toString(out.takeError()));
+      else if (!out->wgmmaSerialized.empty() || out->spillBytes != 0)
+        failures.push_back(cases[i].what + ": " + out->wgmmaSerialized +
+                           " spills=" + std::to_string(out->spillBytes));
+    }
+  };
+  unsigned n = std::max(2u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < n; ++t)
+    pool.emplace_back(work);
+  for (std::thread &t : pool)
+    t.join();
+  EXPECT_TRUE(failures.empty()) << [&] {
+    std::string all;
+    for (const std::string &f : failures)
+      all += f + "\n";
+    return all;
+  }();
+  EXPECT_GE(cases.size(), 40u);
+}
+
+TEST(KernelCompile, SerializationAdvisoryIsReported) {
+  if (!nvrtcVersion()) {
+    llvm::consumeError(nvrtcVersion().takeError());
+    GTEST_SKIP() << "NVRTC not available";
+  }
+  // A deliberately bad kernel: the accumulator is read between the wgmma
+  // and its wait, which ptxas answers with the serialization advisory.
+  const char *src = R"(
+#include "blockscale/ptx_sm90.cuh"
+#include "blockscale/wgmma_fp8.cuh"
+extern "C" __global__ void bad(float *out, unsigned long long a,
+                               unsigned long long b, int n) {
+  float d[8], e[8];
+  for (int i = 0; i < n; ++i) {
+    bs::wgmmaFence();
+    bs::WgmmaFp8<16>::mma(d, a, b, 0);
+    bs::wgmmaCommit();
+    bs::wgmmaFence();
+    bs::WgmmaFp8<16>::mma(e, a, b, 0);
+    bs::wgmmaCommit();
+    out[threadIdx.x] += d[0] + e[1];
+  }
+  bs::wgmmaWait<0>();
+  out[threadIdx.x + 128] = d[1] + e[0];
+}
+)";
+  auto out = compileCuda(src, "bad", CompileOptions());
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  EXPECT_NE(out->wgmmaSerialized.find("serialized"), std::string::npos)
+      << out->log;
+}
