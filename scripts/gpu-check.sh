@@ -244,6 +244,26 @@ explore2() {
   done
 }
 
+cast_time() {
+  for sh in "32768 4096" "65536 8192"; do
+    set -- $sh
+    for r in "1x128" "128x1 --col-major" "1x128 --transpose" "128x128" "128x128 --col-major"; do
+      run 120 $GEN --op quantize --run --iters 50 --rows $1 --cols $2 --recipe $r
+    done
+  done
+}
+
+# Release validation, part 1 (fits one 10-minute device call): GEMM and
+# cast correctness sweeps, cast timing, the full GEMM bench with tile
+# variants, the cast bench. Part 2: python.
+release1() {
+  gemm_sweep; quant_sweep; cast_time
+  run 420 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
+    --variants "${VARIANTS_FINAL:-bm=128,bn=128;bm=128,bn=160;bm=128,bn=192;bm=128,bn=112,splits=2}" \
+    --json "$OUT/bench_gemm.json"
+  run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
+}
+
 mode=${1:-smoke}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee -a "$OUT/check.log"
 case "$mode" in
@@ -266,6 +286,8 @@ case "$mode" in
   python) python_tests ;;
   profile) profile ;;
   explore) explore ;;
+  release1) release1 ;;
+  cast_time) cast_time ;;
   session2b) gemm_sweep; explore2 ;;
   session2a) sharded; parity; mini_sweep; explore ;;
   *) echo "unknown mode $mode"; exit 2 ;;

@@ -101,6 +101,41 @@ TEST(KernelCompile, EveryGemmTileKeepsWgmmaAsynchronousWithoutSpills) {
   EXPECT_GE(cases.size(), 40u);
 }
 
+TEST(KernelCompile, EveryCastFitsItsRegisterBudgetWithoutSpills) {
+  if (!nvrtcVersion()) {
+    llvm::consumeError(nvrtcVersion().takeError());
+    GTEST_SKIP() << "NVRTC not available";
+  }
+  // Two persistent CTAs per SM (quantize.cuh) leave 128 registers a thread;
+  // a spill there would put local-memory traffic into a bandwidth-bound
+  // kernel.
+  std::vector<std::string> failures;
+  for (DType in : {DType::BF16, DType::F16, DType::F32})
+    for (auto [br, bc] : {std::pair{1, 128}, {128, 1}, {128, 128}})
+      for (bool tr : {false, true}) {
+        KernelSpec s;
+        s.kind = KernelKind::Quantize;
+        s.quant.in = in;
+        s.quant.br = br;
+        s.quant.bc = bc;
+        s.quant.transposed = tr;
+        s.name = kernelName(s);
+        auto out = compileCuda(generateCudaSource(s), s.name, CompileOptions());
+        if (!out)
+          failures.push_back(s.name + ": " + llvm::toString(out.takeError()));
+        else if (out->spillBytes != 0 || out->registers > 128)
+          failures.push_back(s.name + ": registers=" +
+                             std::to_string(out->registers) +
+                             " spills=" + std::to_string(out->spillBytes));
+      }
+  EXPECT_TRUE(failures.empty()) << [&] {
+    std::string all;
+    for (const std::string &f : failures)
+      all += f + "\n";
+    return all;
+  }();
+}
+
 TEST(KernelCompile, SerializationAdvisoryIsReported) {
   if (!nvrtcVersion()) {
     llvm::consumeError(nvrtcVersion().takeError());
