@@ -257,11 +257,12 @@ cast_time() {
 # cast correctness sweeps, cast timing, the full GEMM bench with tile
 # variants, the cast bench. Part 2: python.
 release1() {
-  gemm_sweep; quant_sweep; cast_time
+  gemm_sweep; quant_sweep
+  run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
   run 420 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
     --variants "${VARIANTS_FINAL:-bm=128,bn=128;bm=128,bn=160;bm=128,bn=192;bm=128,bn=112,splits=2}" \
     --json "$OUT/bench_gemm.json"
-  run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
+  cast_time
 }
 
 mode=${1:-smoke}
