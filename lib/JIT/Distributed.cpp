@@ -3,6 +3,7 @@
 #include "blockscale/JIT/Distributed.h"
 #include "blockscale/JIT/Jit.h"
 #include "blockscale/Runtime/CudaDriver.h"
+#include "blockscale/Runtime/DynamicLibrary.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -11,7 +12,6 @@
 #include <nccl.h>
 
 #include <cstring>
-#include <dlfcn.h>
 #include <mutex>
 
 using namespace blockscale;
@@ -191,22 +191,18 @@ static llvm::Expected<const NcclApi &> getNccl() {
   static NcclApi api;
   static std::string error;
   std::call_once(once, [] {
-    void *lib = nullptr;
-    for (const char *n : {"libnccl.so.2", "libnccl.so",
-                          "/usr/local/cuda/lib64/libnccl.so.2"})
-      if ((lib = dlopen(n, RTLD_NOW | RTLD_LOCAL)))
-        break;
-    if (!lib) {
+    DynamicLibrary lib;
+    if (!lib.open({"libnccl.so.2", "libnccl.so",
+                   "/usr/local/cuda/lib64/libnccl.so.2"})) {
       error = "cannot load NCCL (libnccl.so.2): install it with the CUDA "
               "toolkit or put it on LD_LIBRARY_PATH";
       return;
     }
-#define BS_LOAD(name)                                                          \
-  api.name = reinterpret_cast<decltype(api.name)>(dlsym(lib, #name));          \
-  if (!api.name)                                                               \
-    error += std::string(error.empty() ? "NCCL lacks " : ", ") + #name;
+#define BS_LOAD(name) lib.load(api.name, #name);
     BS_NCCL_FNS(BS_LOAD)
 #undef BS_LOAD
+    if (!lib.missing().empty())
+      error = "NCCL lacks " + lib.missing();
   });
   if (!error.empty())
     return err(error);

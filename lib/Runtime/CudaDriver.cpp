@@ -1,11 +1,11 @@
 //===- CudaDriver.cpp - lazily loaded CUDA driver API -----------*- C++ -*-===//
 
 #include "blockscale/Runtime/CudaDriver.h"
+#include "blockscale/Runtime/DynamicLibrary.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <dlfcn.h>
 #include <map>
 #include <mutex>
 
@@ -30,28 +30,22 @@ llvm::Error CudaDriver::check(CUresult r, const char *what) const {
 }
 
 static llvm::Expected<CudaDriver> loadDriver() {
-  void *lib = nullptr;
-  for (const char *name : {"libcuda.so.1", "libcuda.so"})
-    if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-      break;
-  if (!lib)
+  DynamicLibrary lib;
+  if (!lib.open({"libcuda.so.1", "libcuda.so"}))
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "no CUDA driver: dlopen(libcuda.so.1) failed (%s); generating and "
         "compiling kernels works without a GPU, running them does not",
-        dlerror());
+        lib.lastError().c_str());
   CudaDriver d;
-  std::string missing;
+  // Versioned entry points fall back to the unversioned name.
   auto load = [&](void **slot, llvm::StringRef name) {
-    void *f = dlsym(lib, name.str().c_str());
-    if (!f && name.ends_with("_v2"))
-      f = dlsym(lib, name.drop_back(3).str().c_str());
-    if (!f)
-      missing += (missing.empty() ? "" : ", ") + name.str();
-    *slot = f;
+    *slot = lib.symbol(name, name.ends_with("_v2") ? name.drop_back(3)
+                                                   : llvm::StringRef());
   };
 #define BS_CU_FN(name, ...) load(reinterpret_cast<void **>(&d.name), #name);
 #include "blockscale/Runtime/CudaDriverFunctions.def"
+  const std::string &missing = lib.missing();
   if (!missing.empty())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),

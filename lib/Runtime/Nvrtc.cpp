@@ -1,6 +1,7 @@
 //===- Nvrtc.cpp - run-time CUDA compilation --------------------*- C++ -*-===//
 
 #include "blockscale/Runtime/Nvrtc.h"
+#include "blockscale/Runtime/DynamicLibrary.h"
 #include "blockscale/Runtime/EmbeddedHeaders.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -11,7 +12,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <dlfcn.h>
 #include <mutex>
 
 using namespace blockscale;
@@ -49,21 +49,17 @@ static llvm::Expected<const NvrtcApi &> getNvrtc() {
       if (const char *home = std::getenv(env))
         candidates.push_back(std::string(home) + "/lib64/libnvrtc.so");
     candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so");
-    void *lib = nullptr;
-    for (const std::string &c : candidates)
-      if ((lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)))
-        break;
-    if (!lib) {
+    DynamicLibrary lib;
+    if (!lib.open(candidates)) {
       error = "cannot load NVRTC (libnvrtc.so.13): install the CUDA 13 "
               "toolkit or set CUDA_HOME";
       return;
     }
-#define BS_LOAD(name, ...)                                                    \
-  api.name = reinterpret_cast<decltype(api.name)>(dlsym(lib, #name));         \
-  if (!api.name)                                                              \
-    error += std::string(error.empty() ? "NVRTC lacks " : ", ") + #name;
+#define BS_LOAD(name, ...) lib.load(api.name, #name);
     BS_NVRTC_FNS(BS_LOAD)
 #undef BS_LOAD
+    if (!lib.missing().empty())
+      error = "NVRTC lacks " + lib.missing();
   });
   if (!error.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
