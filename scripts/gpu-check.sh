@@ -253,16 +253,24 @@ cast_time() {
   done
 }
 
-# Release validation, part 1 (fits one 10-minute device call): GEMM and
-# cast correctness sweeps, cast timing, the full GEMM bench with tile
-# variants, the cast bench. Part 2: python.
+# Release validation that fits one device call: the GEMM tiles and tails
+# (a subset of gemm_sweep), every cast with tails, the cast bench, the full
+# GEMM bench with tile variants, cast timing, then the Python tests.
 release1() {
-  gemm_sweep; quant_sweep
+  mini_sweep
+  for t in bm=64,bn=128 bm=128,bn=64 bm=128,bn=192 bm=128,bn=112; do
+    run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t
+    run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t --form wgrad
+  done
+  quant_sweep
   run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
-  run 420 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
+  run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
     --variants "${VARIANTS_FINAL:-bm=128,bn=128;bm=128,bn=160;bm=128,bn=192;bm=128,bn=112,splits=2}" \
     --json "$OUT/bench_gemm.json"
-  cast_time
+  for r in "1x128" "128x1 --col-major" "1x128 --transpose" "128x128" "128x128 --col-major"; do
+    run 120 $GEN --op quantize --run --iters 50 --rows 32768 --cols 4096 --recipe $r
+  done
+  python_tests
 }
 
 mode=${1:-smoke}
