@@ -570,14 +570,8 @@ llvm::Error blockscale::launchQuantize(CompiledKernel &kernel,
 
   CUlaunchConfig cfg;
   std::memset(&cfg, 0, sizeof(cfg));
-  // Persistent CTAs (quantize.cuh), kQuantCtasPerSm per SM, each looping
-  // over 128 x 128 tiles.
-  auto sms = currentDeviceSMs();
-  if (!sms)
-    return sms.takeError();
-  int64_t tiles = ceilDiv(q.cols, 128) * ceilDiv(rows, 128);
-  cfg.gridDimX = unsigned(std::min<int64_t>(tiles, int64_t(*sms) * bs::kQuantCtasPerSm));
-  cfg.gridDimY = 1;
+  cfg.gridDimX = unsigned(ceilDiv(q.cols, 128));
+  cfg.gridDimY = unsigned(ceilDiv(rows, 128));
   cfg.gridDimZ = 1;
   cfg.blockDimX = kernel.spec.quant.threads();
   cfg.blockDimY = cfg.blockDimZ = 1;

@@ -63,8 +63,7 @@ std::string blockscale::generateCudaSource(const KernelSpec &spec,
                       "/*BR=*/{2}, /*BC=*/{3}, /*TRANS=*/{4}>;\n\n",
                       in, q.out == Fp8Type::E4M3 ? 0 : 1, q.br, q.bc,
                       q.transposed ? "true" : "false");
-  os << "extern \"C\" __global__ void __launch_bounds__(BsKernel::kThreads, "
-        "BsKernel::kMinBlocks)\n"
+  os << "extern \"C\" __global__ void __launch_bounds__(BsKernel::kThreads)\n"
      << spec.name << "(const __grid_constant__ bs::QuantParams p) {\n"
      << "  BsKernel::run(p);\n}\n";
   return text;

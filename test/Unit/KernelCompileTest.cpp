@@ -106,9 +106,9 @@ TEST(KernelCompile, EveryCastFitsItsRegisterBudgetWithoutSpills) {
     llvm::consumeError(nvrtcVersion().takeError());
     GTEST_SKIP() << "NVRTC not available";
   }
-  // Two persistent CTAs per SM (quantize.cuh) leave 128 registers a thread;
-  // a spill there would put local-memory traffic into a bandwidth-bound
-  // kernel.
+  // A spill would put local-memory traffic into a bandwidth-bound kernel,
+  // and more than 128 registers would leave room for only one 256-thread
+  // CTA per SM (no other CTA's loads in flight during its barriers).
   std::vector<std::string> failures;
   for (DType in : {DType::BF16, DType::F16, DType::F32})
     for (auto [br, bc] : {std::pair{1, 128}, {128, 1}, {128, 128}})

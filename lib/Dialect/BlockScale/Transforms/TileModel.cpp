@@ -47,14 +47,15 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   // Time of one 128-deep K-block of one CTA, in SM clocks, fitted to
   // measurements because the kernel is not tensor-bound (ncu: warps wait on
   // the wgmma results and the stage barriers). On the H200 (2026-12-02,
-  // bench/notes/2026-12-02-run10-*): a bm = 128 CTA took ~820 clocks at
-  // bn = 128 with the two-accumulator pipeline (bn <= 128, promotion hidden
-  // behind the next wgmma) and ~1075 / 1235 at bn = 160 / 192 without it
-  // (promotion exposed); a bm = 64 CTA ~850 / 890 at bn = 128 / 192 (an
-  // older fit, before the pipeline ran asynchronously).
+  // bench/notes/2026-12-02-run10-* and the bn = 128/160/192 variants of
+  // run11's bench): a bm = 128 CTA took ~820 clocks at bn = 128 with the
+  // two-accumulator pipeline (bn <= 128, promotion hidden behind the next
+  // wgmma) and ~1050 / 1160 at bn = 160 / 192 without it (promotion
+  // exposed); a bm = 64 CTA ~850 / 890 at bn = 128 / 192 (an older fit,
+  // before the pipeline ran asynchronously).
   double kbClk = c.bm == 128 ? (c.bn <= 128 && c.cluster == 1
                                     ? 180.0 + 5.0 * c.bn
-                                    : 280.0 + 4.97 * c.bn)
+                                    : 500.0 + 3.44 * c.bn)
                              : 760.0 + 0.7 * c.bn;
   // Epilogue (registers -> swizzled smem -> TMA store) stalls the math
   // warps; the pipeline refills at the start of every CTA.
@@ -69,8 +70,13 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   // panels), output once, split-K workspace twice.
   double hbmBytes = double(p.m) * p.k + double(p.n) * p.k +
                     double(p.m) * p.n * p.outBytes * (p.accumulate ? 2 : 1);
-  if (c.splits > 1)
-    hbmBytes += double(tiles) * c.splits * c.bm * c.bn * 4 * 2;
+  // Split-K partials are written and read back within microseconds: they
+  // reach HBM only when they do not fit in L2 (measured 2026-12-02: M=128,
+  // N=7168, K=16384 ran 46.6 us with 15 MB of partials at bn=112, 2 splits,
+  // against 49.9 us without splits at bn=64).
+  double partialBytes = double(tiles) * c.splits * c.bm * c.bn * 4;
+  if (c.splits > 1 && partialBytes > d.l2Bytes)
+    hbmBytes += partialBytes * 2;
   double hbmSec = hbmBytes / d.hbmBytesPerSec;
   double sec = std::max(computeSec, hbmSec) + d.launchSeconds;
   c.predictedSeconds = sec;

@@ -33,6 +33,7 @@ struct DeviceModel {
   int smemBytes = 232448;
   double clockHz = 1.71e9;           // SM clock seen under FP8 load (ncu)
   double hbmBytesPerSec = 3.3e12;    // achievable HBM for GEMM streams
+  double l2Bytes = 50e6;             // H100/H200 L2 (split-K partials stay)
   double launchSeconds = 4.0e-6;     // launch + drain
 };
 

@@ -44,10 +44,6 @@ constexpr long long kSplitKCounterBytes = kSplitKCounterSlots * 4;
 // input's frame: the block is BR x BC input elements, block (i, j) has its
 // scale at s[i * ssr + j * ssc], and the kernel writes q either in the same
 // order (q[r * ldq + c]) or transposed (q[c * ldq + r]).
-// Cast CTAs resident per SM: the launch makes SMs x this persistent CTAs and
-// the kernel is compiled to fit them (__launch_bounds__ min blocks).
-constexpr int kQuantCtasPerSm = 2;
-
 struct QuantParams {
   const void *x;
   void *q;

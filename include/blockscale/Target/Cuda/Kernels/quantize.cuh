@@ -10,14 +10,10 @@
 //
 // Each thread loads RPT consecutive rows x VEC consecutive columns with
 // 16-byte loads (a half or full warp covers a 256/512-byte row segment, so
-// loads are coalesced) and keeps them packed until they are used. CTAs are
-// persistent (two per SM) and load their next tile before working on the
-// current one: the casts are bound by DRAM bandwidth, which needs reads in
-// flight all the time, also while a CTA reduces, synchronizes and stores.
+// loads are coalesced) and keeps them packed until they are used.
 // Transposed output goes through a 16 KB shared tile of 8-byte units whose
 // unit index is XOR-swizzled with (column / 8): both the scattered writes
-// and the row-wise reads are bank-conflict free, and it leaves as 16-byte
-// stores of full 128-byte row segments.
+// and the row-wise reads are bank-conflict free.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_KERNELS_QUANTIZE_CUH
@@ -73,96 +69,36 @@ template <class In, int FMT, int BR, int BC, bool TRANS> struct QuantizeTile {
                     (BR == 128 && BC == 128),
                 "block shapes of the FP8 recipe");
   static constexpr int kThreads = 256;
-  // CTAs resident per SM that the launch assumes (grid = SMs x this) and
-  // the compiler must make room for (<= 128 registers per thread).
-  static constexpr int kMinBlocks = kQuantCtasPerSm;
-  // Two tiles of 16-bit input fit the registers (2 x 32 per thread); two of
-  // f32 (2 x 64) would spill, so f32 input loads each tile when it starts.
-  static constexpr bool kPrefetch = In::kVec == 8;
   static constexpr int VEC = In::kVec;
   static constexpr int kColThreads = 128 / VEC;           // per tile row
   static constexpr int kRowGroups = kThreads / kColThreads; // 16 or 8
   static constexpr int RPT = 128 / kRowGroups;             // 8 or 16 rows
   static constexpr float kFp8Max = FMT == 0 ? 448.f : 57344.f;
 
-  // Tiles are numbered row-major over the input (128 x 128 each); a CTA
-  // takes tiles blockIdx.x, blockIdx.x + gridDim.x, ... and issues the loads
-  // of its next tile before it works on the current one, so that every CTA
-  // keeps a tile's worth of reads in flight through its amax reductions,
-  // barriers and stores (the grid is a few CTAs per SM; see launchQuantize).
-  struct Tile {
-    int rowBase, colBase;
-  };
-  __device__ __forceinline__ static Tile tileAt(const QuantParams &p,
-                                                int tile) {
-    const int tilesC = (p.cols + 127) / 128;
-    Tile r;
-    r.rowBase = (tile / tilesC) * 128;
-    r.colBase = (tile % tilesC) * 128;
-    return r;
-  }
+  __device__ static void run(const QuantParams &p) {
+    __shared__ float red[8][128];
+    __shared__ float blockInv[128];
+    __shared__ __align__(16) unsigned char qs[TRANS ? 128 * 128 : 16];
 
-  // RPT independent 16-byte loads (zero outside the input).
-  __device__ __forceinline__ static void load(const QuantParams &p,
-                                              const Tile &tl, uint4 (&v)[RPT]) {
     const int t = threadIdx.x;
     const int cg = t % kColThreads, rg = t / kColThreads;
-    const int col0 = tl.colBase + cg * VEC;
-    const int row0 = tl.rowBase + rg * RPT;
+    const int lane = t % 32, warp = t / 32;
+    const int rowBase = blockIdx.y * 128, colBase = blockIdx.x * 128;
+    const int col0 = colBase + cg * VEC;   // first of this thread's columns
+    const int row0 = rowBase + rg * RPT;   // first of this thread's rows
+    const bool colOk = col0 < p.cols;      // cols is a multiple of VEC
+
+    // All loads first: RPT independent 16-byte requests in flight.
+    uint4 v[RPT];
     const char *x = static_cast<const char *>(p.x);
     const int eb = 16 / VEC;
 #pragma unroll
     for (int i = 0; i < RPT; ++i) {
       v[i] = make_uint4(0, 0, 0, 0);
-      if (col0 < p.cols && row0 + i < p.rows)
+      if (colOk && row0 + i < p.rows)
         v[i] = __ldcs(reinterpret_cast<const uint4 *>(
             x + ((static_cast<long long>(row0 + i) * p.ldx + col0) * eb)));
     }
-  }
-
-  __device__ static void run(const QuantParams &p) {
-    __shared__ float red[8][128];
-    __shared__ float blockInv[128];
-    __shared__ __align__(16) unsigned char qs[TRANS ? 128 * 128 : 16];
-    const int tiles = ((p.rows + 127) / 128) * ((p.cols + 127) / 128);
-    int tile = blockIdx.x;
-    if (tile >= tiles)
-      return;
-    if (!kPrefetch) {
-      for (; tile < tiles; tile += gridDim.x) {
-        uint4 v[RPT];
-        load(p, tileAt(p, tile), v);
-        process(p, tileAt(p, tile), v, red, blockInv, qs);
-      }
-      return;
-    }
-    uint4 v[RPT];
-    load(p, tileAt(p, tile), v);
-    for (;;) {
-      const int next = tile + gridDim.x;
-      uint4 vn[RPT];
-      if (next < tiles)
-        load(p, tileAt(p, next), vn);
-      process(p, tileAt(p, tile), v, red, blockInv, qs);
-      if (next >= tiles)
-        break;
-      tile = next;
-#pragma unroll
-      for (int i = 0; i < RPT; ++i)
-        v[i] = vn[i];
-    }
-  }
-
-  __device__ __forceinline__ static void
-  process(const QuantParams &p, const Tile &tl, const uint4 (&v)[RPT],
-          float (&red)[8][128], float (&blockInv)[128], unsigned char *qs) {
-    const int t = threadIdx.x;
-    const int cg = t % kColThreads, rg = t / kColThreads;
-    const int lane = t % 32, warp = t / 32;
-    const int rowBase = tl.rowBase, colBase = tl.colBase;
-    const int col0 = colBase + cg * VEC;   // first of this thread's columns
-    const int row0 = rowBase + rg * RPT;   // first of this thread's rows
-    const bool colOk = col0 < p.cols;      // cols is a multiple of VEC
 
     // amax per block. Out-of-range elements were loaded as zero, so a
     // partial block's amax is that of its valid elements.
@@ -280,8 +216,6 @@ template <class In, int FMT, int BR, int BC, bool TRANS> struct QuantizeTile {
 
     // Transposed: column c of the tile becomes row c of the output. Each
     // thread owns RPT consecutive rows = RPT/8 8-byte units of that row.
-    // The previous tile's reads of qs must be done.
-    __syncthreads();
 #pragma unroll
     for (int j = 0; j < VEC; ++j) {
       const int c = cg * VEC + j;
@@ -304,20 +238,14 @@ template <class In, int FMT, int BR, int BC, bool TRANS> struct QuantizeTile {
     }
     __syncthreads();
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      // 16-byte stores (rows % 16 == 0 for transposed results, see
-      // launchQuantize): a pair of 8-byte units, which the XOR swizzle keeps
-      // adjacent and swaps when the swizzle value is odd.
+    for (int k = 0; k < 8; ++k) {
       const int idx = t + kThreads * k;
-      const int c = idx / 8, pair = idx % 8;
-      const int outRow = colBase + c, outCol = rowBase + pair * 16;
-      const int swz = (c >> 3) & 15;
+      const int c = idx / 16, unit = idx % 16;
+      const int outRow = colBase + c, outCol = rowBase + unit * 8;
       if (outRow < p.cols && outCol < p.rows) {
-        uint4 val = *reinterpret_cast<const uint4 *>(
-            qs + c * 128 + ((pair ^ (swz >> 1)) * 16));
-        if (swz & 1)
-          val = make_uint4(val.z, val.w, val.x, val.y);
-        __stcs(reinterpret_cast<uint4 *>(
+        const uint2 val = *reinterpret_cast<const uint2 *>(
+            qs + c * 128 + ((unit ^ ((c >> 3) & 15)) * 8));
+        __stcs(reinterpret_cast<uint2 *>(
                    q + static_cast<long long>(outRow) * p.ldq + outCol),
                val);
       }
