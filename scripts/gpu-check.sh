@@ -273,6 +273,16 @@ release1() {
   python_tests
 }
 
+# The final check of a session: casts and a few GEMM tiles, then both
+# benches on what ships.
+release2() {
+  mini_sweep; quant_sweep
+  run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
+    --variants "${VARIANTS_FINAL:-bm=128,bn=128;bm=128,bn=160;bm=128,bn=192;bm=128,bn=112,splits=2}" \
+    --json "$OUT/bench_gemm.json"
+  run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
+}
+
 mode=${1:-smoke}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee -a "$OUT/check.log"
 case "$mode" in
@@ -296,6 +306,7 @@ case "$mode" in
   profile) profile ;;
   explore) explore ;;
   release1) release1 ;;
+  release2) release2 ;;
   cast_time) cast_time ;;
   session2b) gemm_sweep; explore2 ;;
   session2a) sharded; parity; mini_sweep; explore ;;
