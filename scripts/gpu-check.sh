@@ -218,32 +218,6 @@ mini_sweep() {
   run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=128,cluster=2
 }
 
-# Main-loop variants (BS_GEMM_HANDOFF: the two consumer warpgroups take
-# turns on the tensor cores; BS_GEMM_NO_PIPELINE: no two-accumulator loop)
-# against the default, checked first, then timed on the large shapes.
-explore2() {
-  local dbg=--debug-hang
-  for d in "--define BS_GEMM_HANDOFF" "--define BS_GEMM_NO_PIPELINE"; do
-    run 120 $GEN --run $dbg --iters 0 --m 77 --n 200 --k 7008 $d
-    run 120 $GEN --run $dbg --iters 0 --m 129 --n 1000 --k 4096 --force-tile splits=3 $d
-    run 120 $GEN --run $dbg --iters 0 --m 333 --n 520 --k 1008 --form wgrad $d
-    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=144 $d
-    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=160 --form wgrad $d
-    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=128 $d
-  done
-  for s in "4096 7168 4096" "4096 4096 7168" "4096 2112 7168" "128 2112 7168" "128 7168 16384"; do
-    set -- $s
-    for t in "" "--force-tile bm=128,bn=128" "--force-tile bm=128,bn=160" "--force-tile bm=128,bn=192"; do
-      for d in "" "--define BS_GEMM_HANDOFF" "--define BS_GEMM_NO_PIPELINE"; do
-        run 120 $GEN --run --no-check --iters 40 --m $1 --n $2 --k $3 $t $d
-      done
-    done
-  done
-  for d in "" "--define BS_GEMM_HANDOFF"; do
-    run 120 $GEN --run --no-check --iters 40 --form wgrad --m 4096 --n 4096 --k 4096 $d
-  done
-}
-
 cast_time() {
   for sh in "32768 4096" "65536 8192"; do
     set -- $sh
@@ -308,8 +282,6 @@ case "$mode" in
   release1) release1 ;;
   release2) release2 ;;
   cast_time) cast_time ;;
-  session2b) gemm_sweep; explore2 ;;
-  session2a) sharded; parity; mini_sweep; explore ;;
   *) echo "unknown mode $mode"; exit 2 ;;
 esac
 echo "gpu-check $mode: $FAILS failure(s)" | tee -a "$OUT/check.log"

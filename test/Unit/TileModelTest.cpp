@@ -48,3 +48,28 @@ TEST(TileModel, RankingIsSorted) {
   for (size_t i = 1; i < all.size(); ++i)
     EXPECT_LE(all[i - 1].predictedSeconds, all[i].predictedSeconds);
 }
+
+// The model must rank the measured configurations the way the H200 did
+// (bench/notes/2026-12-02-run12-bench_gemm.json and run 11's variants): a
+// refit that breaks one of these should come with new measurements.
+TEST(TileModel, AgreesWithMeasuredOrderOnTheH200) {
+  DeviceModel d;
+  struct Case {
+    GemmProblem p;
+    int bn, splits; // fastest measured of bn 128 / 160 / 192 / 112x2
+  } cases[] = {
+      {{16384, 14336, 4096, false, 2, false}, 192, 1},
+      {{14336, 4096, 16384, true, 2, false}, 192, 1},
+      {{4096, 2112, 7168, false, 2, false}, 192, 1},
+      {{4096, 7168, 2048, false, 2, false}, 160, 1},
+      {{4096, 4096, 16384, true, 2, false}, 128, 1},
+      {{128, 7168, 16384, false, 2, false}, 112, 2},
+  };
+  for (const Case &c : cases) {
+    TileChoice t = selectTile(c.p, d);
+    EXPECT_EQ(t.bm, 128) << t.str();
+    EXPECT_EQ(t.bn, c.bn) << c.p.m << "x" << c.p.n << "x" << c.p.k << ": "
+                          << t.str();
+    EXPECT_EQ(t.splits, c.splits) << t.str();
+  }
+}
