@@ -170,8 +170,8 @@ parity() {
 
 # Where the GEMM time goes: the same kernel with the promotion removed
 # (BS_EXP_NO_PROMOTE), with no operand loads (BS_EXP_NO_TMA) and both; the
-# SASS of the kernel and ncu's per-instruction stall samples. Casts: the
-# default CTA order vs BS_EXP_RASTER_ROWS. Results of the experiments are
+# SASS of the kernel and ncu's per-instruction stall samples (gzipped: the
+# CSV is too large to come back as is). Results of the experiments are
 # wrong by construction (--no-check); only their times mean something.
 explore() {
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 250 > "$OUT/clocks.csv" 2>&1 &
@@ -195,16 +195,11 @@ explore() {
     timeout 300 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --section WarpStateStats \
       --section SourceCounters --section SpeedOfLight --section ComputeWorkloadAnalysis \
       --page source --print-source sass --csv \
-      $GEN --run --no-check --iters 0 --m 4096 --n 7168 --k 4096 > "$OUT/ncu_sass160.csv" 2>&1
+      $GEN --run --no-check --iters 0 --m 4096 --n 7168 --k 4096 2>&1 | gzip > "$OUT/ncu_sass160.csv.gz"
     timeout 300 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --section WarpStateStats \
       --section SourceCounters --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
       $GEN --run --no-check --iters 0 --m 4096 --n 7168 --k 4096 > "$OUT/ncu_details160.txt" 2>&1
   fi
-  for r in "1x128" "128x1 --col-major" "1x128 --transpose" "128x128 --transpose --col-major" "128x128"; do
-    for d in "" "--define BS_EXP_RASTER_ROWS"; do
-      run 120 $GEN --op quantize --run --iters 50 --rows 32768 --cols 4096 --recipe $r $d
-    done
-  done
   kill $smi
 }
 
