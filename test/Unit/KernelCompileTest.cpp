@@ -43,11 +43,11 @@ std::vector<Case> tileCases() {
     c.g.accumulate = acc;
     c.g.cluster = cluster;
     int outBytes = out == DType::F32 ? 4 : 2;
-    c.g.stages = std::min(8, bs::gemmMaxStages(bm, bn, outBytes,
-                                               form == GemmForm::Wgrad,
-                                               232448));
-    c.what = std::string(toString(form)) + " bm" + std::to_string(bm) +
-             " bn" + std::to_string(bn) + " s" + std::to_string(c.g.stages) +
+    c.g.stages =
+        std::min(8, bs::gemmMaxStages(bm, bn, outBytes, form == GemmForm::Wgrad,
+                                      232448));
+    c.what = std::string(toString(form)) + " bm" + std::to_string(bm) + " bn" +
+             std::to_string(bn) + " s" + std::to_string(c.g.stages) +
              (acc ? " +=" : "") + (cluster > 1 ? " cluster2" : "");
     cases.push_back(c);
   };
@@ -124,8 +124,8 @@ TEST(KernelCompile, EveryCastFitsItsRegisterBudgetWithoutSpills) {
         if (!out)
           failures.push_back(s.name + ": " + llvm::toString(out.takeError()));
         else if (out->spillBytes != 0 || out->registers > 128)
-          failures.push_back(s.name + ": registers=" +
-                             std::to_string(out->registers) +
+          failures.push_back(s.name +
+                             ": registers=" + std::to_string(out->registers) +
                              " spills=" + std::to_string(out->spillBytes));
       }
   EXPECT_TRUE(failures.empty()) << [&] {

@@ -359,7 +359,6 @@ struct GemmSm90 {
     }
   }
 
-
   // One K-block at a time: wgmma, wait, promote. The other consumer
   // warpgroup's wgmmas fill the tensor cores during this one's promotion.
   template <int SJ>
