@@ -272,7 +272,7 @@ struct GemmSm90 {
   };
   struct TileScales {
     const float *sb0, *sb1;
-    int splitCol;
+    int splitJ; // first 8-column group in block b1 (BN / 8: none)
   };
 
   // Possible values of a tile's split (see promote): the tile starts at a
@@ -359,6 +359,23 @@ struct GemmSm90 {
     }
   }
 
+  // Promotes a K-block whose wgmmas have completed and frees its stage.
+  template <int SJ>
+  __device__ __forceinline__ static void
+  retire(u32 base, const unsigned char *smem, int lane, int rank, int c0,
+         float (&acc)[kAcc], float (&t)[kAcc], int stage,
+         const BlockScales &s) {
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i)
+      fenceOperand(t[i]);
+    // fwd reads nothing of the stage below: release it before promoting.
+    if (!WGRAD)
+      release(base, stage, lane, rank);
+    promote<SJ>(acc, t, s, smem, stage, c0);
+    if (WGRAD)
+      release(base, stage, lane, rank);
+  }
+
   // One K-block at a time: wgmma, wait, promote. The other consumer
   // warpgroup's wgmmas fill the tensor cores during this one's promotion.
   template <int SJ>
@@ -386,15 +403,7 @@ struct GemmSm90 {
       // Scale loads overlap the asynchronous wgmma.
       const BlockScales s = loadScales(p, sSA, stage, wg, r0, kb, ts);
       wgmmaWait<0>();
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i)
-        fenceOperand(t[i]);
-      // fwd reads nothing of the stage below: release it before promoting.
-      if (!WGRAD)
-        release(base, stage, lane, rank);
-      promote<SJ>(acc, t, s, smem, stage, c0);
-      if (WGRAD)
-        release(base, stage, lane, rank);
+      retire<SJ>(base, smem, lane, rank, c0, acc, t, stage, s);
       advance(stage, phase);
     }
   }
@@ -413,27 +422,12 @@ struct GemmSm90 {
     issue(base, stage, wg, tn);
     const BlockScales next = loadScales(p, sSA, stage, wg, r0, kb, ts);
     wgmmaWait<1>(); // all but the group just issued
-    pipeRetire<SJ>(base, smem, lane, rank, c0, acc, tc, curStage, cur);
+    retire<SJ>(base, smem, lane, rank, c0, acc, tc, curStage, cur);
     curStage = stage;
     advance(stage, phase);
     cur = next;
   }
 
-  // Promotes a finished K-block and frees its stage.
-  template <int SJ>
-  __device__ __forceinline__ static void
-  pipeRetire(u32 base, const unsigned char *smem, int lane, int rank, int c0,
-             float (&acc)[kAcc], float (&tc)[kAcc], int curStage,
-             const BlockScales &cur) {
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i)
-      fenceOperand(tc[i]);
-    if (!WGRAD)
-      release(base, curStage, lane, rank);
-    promote<SJ>(acc, tc, cur, smem, curStage, c0);
-    if (WGRAD)
-      release(base, curStage, lane, rank);
-  }
 
   // Two accumulators alternate (statically named: a run-time index would
   // move them to local memory), so the loop runs in pairs of K-blocks with
@@ -461,10 +455,10 @@ struct GemmSm90 {
       pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, rank, ts, acc, t0, t1,
                    kb, curStage, cur, stage, phase);
       wgmmaWait<0>();
-      pipeRetire<SJ>(base, smem, lane, rank, c0, acc, t1, curStage, cur);
+      retire<SJ>(base, smem, lane, rank, c0, acc, t1, curStage, cur);
     } else {
       wgmmaWait<0>();
-      pipeRetire<SJ>(base, smem, lane, rank, c0, acc, t0, curStage, cur);
+      retire<SJ>(base, smem, lane, rank, c0, acc, t0, curStage, cur);
     }
   }
 
@@ -477,7 +471,7 @@ struct GemmSm90 {
            const Unit &w, const TileScales &ts, float (&acc)[kAcc], int &stage,
            u32 &phase) {
     if constexpr (SJ < kSplitAll) {
-      if (min(ts.splitCol, BN) / 8 != SJ) {
+      if (ts.splitJ != SJ) {
         mainloop<SJ + kSplitStep>(p, base, smem, sSA, wg, r0, c0, lane, rank,
                                   w, ts, acc, stage, phase);
         return;
@@ -517,12 +511,12 @@ struct GemmSm90 {
       Unit w = decode(p, u, rank);
       const int m0 = w.mb * BM, n0 = w.nb * BN;
 
-      // 128x128 scales of B: the tile's columns below `splitCol` use block
-      // b0, the rest block b0 + 1 (clamped at the edge of N).
+      // 128x128 scales of B: the tile's columns below 128 - n0 % 128 use
+      // block b0, the rest block b0 + 1 (clamped at the edge of N).
       TileScales ts;
       const int b0 = n0 / 128;
       const int b1 = b0 + 1 < nBlocksB ? b0 + 1 : b0;
-      ts.splitCol = 128 - (n0 % 128);
+      ts.splitJ = min(128 - n0 % 128, BN) / 8;
       ts.sb0 = p.sb + b0 * p.sbStrideN;
       ts.sb1 = p.sb + b1 * p.sbStrideN;
 
