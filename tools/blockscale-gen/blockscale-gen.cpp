@@ -130,6 +130,19 @@ static cl::opt<bool> optNoCheck("no-check", cl::init(false),
                                          "compute something else)"),
                                 cl::cat(cat));
 
+/// The NVRTC options that --debug-hang, --define and --nvrtc-opt add, for
+/// both the JIT path and --emit.
+static std::vector<std::string> extraNvrtcFlags() {
+  std::vector<std::string> f;
+  if (optDebugHang)
+    f.push_back("-DBS_DEBUG_HANG");
+  for (const std::string &d : optDefines)
+    f.push_back("-D" + d);
+  for (const std::string &o : optNvrtcOpts)
+    f.push_back(o);
+  return f;
+}
+
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "blockscale-gen: error: " << msg << "\n";
   return 1;
@@ -464,12 +477,7 @@ static int emitCompiled(llvm::StringRef source, llvm::StringRef name,
                         bool ptx, llvm::raw_ostream &os, bool binary) {
   CompileOptions opts;
   opts.ptx = ptx;
-  if (optDebugHang)
-    opts.extra.push_back("-DBS_DEBUG_HANG");
-  for (const std::string &d : optDefines)
-    opts.extra.push_back("-D" + d);
-  for (const std::string &o : optNvrtcOpts)
-    opts.extra.push_back(o);
+  opts.extra = extraNvrtcFlags();
   auto out = compileCuda(source, name, opts);
   if (!out)
     return fail(out.takeError());
@@ -560,12 +568,7 @@ int main(int argc, char **argv) {
   }
 
   JitOptions jopts;
-  if (optDebugHang)
-    jopts.compile.extra.push_back("-DBS_DEBUG_HANG");
-  for (const std::string &d : optDefines)
-    jopts.compile.extra.push_back("-D" + d);
-  for (const std::string &o : optNvrtcOpts)
-    jopts.compile.extra.push_back(o);
+  jopts.compile.extra = extraNvrtcFlags();
 
   if (opKind == "quantize") {
     QuantDesc q;
