@@ -16,6 +16,9 @@
 #include "blockscale/Runtime/SourceGen.h"
 #include "blockscale/Target/Cuda/Kernels/params.h"
 
+#include "TestUtils.h"
+
+#include "llvm/ADT/StringExtras.h"
 #include "gtest/gtest.h"
 
 #include <algorithm>
@@ -63,10 +66,7 @@ std::vector<Case> tileCases() {
 } // namespace
 
 TEST(KernelCompile, EveryGemmTileKeepsWgmmaAsynchronousWithoutSpills) {
-  if (!nvrtcVersion()) {
-    llvm::consumeError(nvrtcVersion().takeError());
-    GTEST_SKIP() << "NVRTC not available";
-  }
+  BS_REQUIRE_NVRTC();
   std::vector<Case> cases = tileCases();
   std::vector<std::string> failures;
   std::mutex mu;
@@ -92,20 +92,12 @@ TEST(KernelCompile, EveryGemmTileKeepsWgmmaAsynchronousWithoutSpills) {
     pool.emplace_back(work);
   for (std::thread &t : pool)
     t.join();
-  EXPECT_TRUE(failures.empty()) << [&] {
-    std::string all;
-    for (const std::string &f : failures)
-      all += f + "\n";
-    return all;
-  }();
+  EXPECT_TRUE(failures.empty()) << llvm::join(failures, "\n");
   EXPECT_GE(cases.size(), 40u);
 }
 
 TEST(KernelCompile, EveryCastFitsItsRegisterBudgetWithoutSpills) {
-  if (!nvrtcVersion()) {
-    llvm::consumeError(nvrtcVersion().takeError());
-    GTEST_SKIP() << "NVRTC not available";
-  }
+  BS_REQUIRE_NVRTC();
   // A spill would put local-memory traffic into a bandwidth-bound kernel,
   // and more than 128 registers would leave room for only one 256-thread
   // CTA per SM (no other CTA's loads in flight during its barriers).
@@ -128,19 +120,11 @@ TEST(KernelCompile, EveryCastFitsItsRegisterBudgetWithoutSpills) {
                              ": registers=" + std::to_string(out->registers) +
                              " spills=" + std::to_string(out->spillBytes));
       }
-  EXPECT_TRUE(failures.empty()) << [&] {
-    std::string all;
-    for (const std::string &f : failures)
-      all += f + "\n";
-    return all;
-  }();
+  EXPECT_TRUE(failures.empty()) << llvm::join(failures, "\n");
 }
 
 TEST(KernelCompile, SerializationAdvisoryIsReported) {
-  if (!nvrtcVersion()) {
-    llvm::consumeError(nvrtcVersion().takeError());
-    GTEST_SKIP() << "NVRTC not available";
-  }
+  BS_REQUIRE_NVRTC();
   // A deliberately bad kernel: the accumulator is read between the wgmma
   // and its wait, which ptxas answers with the serialization advisory.
   const char *src = R"(
