@@ -213,13 +213,24 @@ mini_sweep() {
   run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=128,cluster=2
 }
 
-cast_time() {
-  for sh in "32768 4096" "65536 8192"; do
+cast_time() { # [shape ...], each "rows cols"; default both bench sizes
+  local shapes=("$@")
+  [ ${#shapes[@]} -gt 0 ] || shapes=("32768 4096" "65536 8192")
+  for sh in "${shapes[@]}"; do
     set -- $sh
     for r in "1x128" "128x1 --col-major" "1x128 --transpose" "128x128" "128x128 --col-major"; do
       run 120 $GEN --op quantize --run --iters 50 --rows $1 --cols $2 --recipe $r
     done
   done
+}
+
+# Both benches as bench/RESULTS.md reports them: the cast bench, and the
+# full GEMM bench with the forced tile variants beside the selected tiles.
+release_benches() {
+  run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
+  run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
+    --variants "${VARIANTS_FINAL:-bm=128,bn=128;bm=128,bn=160;bm=128,bn=192;bm=128,bn=112,splits=2}" \
+    --json "$OUT/bench_gemm.json"
 }
 
 # Release validation that fits one device call: the GEMM tiles and tails
@@ -232,24 +243,15 @@ release1() {
     run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t --form wgrad
   done
   quant_sweep
-  run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
-  run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
-    --variants "${VARIANTS_FINAL:-bm=128,bn=128;bm=128,bn=160;bm=128,bn=192;bm=128,bn=112,splits=2}" \
-    --json "$OUT/bench_gemm.json"
-  for r in "1x128" "128x1 --col-major" "1x128 --transpose" "128x128" "128x128 --col-major"; do
-    run 120 $GEN --op quantize --run --iters 50 --rows 32768 --cols 4096 --recipe $r
-  done
+  release_benches
+  cast_time "32768 4096"
   python_tests
 }
 
 # The final check of a session: casts and a few GEMM tiles, then both
 # benches on what ships.
 release2() {
-  mini_sweep; quant_sweep
-  run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
-    --variants "${VARIANTS_FINAL:-bm=128,bn=128;bm=128,bn=160;bm=128,bn=192;bm=128,bn=112,splits=2}" \
-    --json "$OUT/bench_gemm.json"
-  run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
+  mini_sweep; quant_sweep; release_benches
 }
 
 mode=${1:-smoke}
