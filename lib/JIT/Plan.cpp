@@ -58,14 +58,23 @@ struct PlanContext {
 
 } // namespace
 
-static llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-parse(mlir::MLIRContext *ctx, llvm::StringRef text, Diagnostics &diag) {
-  mlir::OwningOpRef<mlir::ModuleOp> m =
-      mlir::parseSourceString<mlir::ModuleOp>(text, ctx);
-  if (!m)
-    return err("cannot parse the program:\n" + diag.text);
-  return m;
-}
+namespace {
+/// One planner call: the shared context locked for its duration, a collector
+/// of its diagnostics and the program parsed into it.
+struct PlanSession {
+  PlanContext &pc = PlanContext::get();
+  std::lock_guard<std::mutex> lock{pc.mu};
+  Diagnostics diag{&pc.ctx};
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+
+  llvm::Error parse(llvm::StringRef text) {
+    module = mlir::parseSourceString<mlir::ModuleOp>(text, &pc.ctx);
+    if (!module)
+      return err("cannot parse the program:\n" + diag.text);
+    return llvm::Error::success();
+  }
+};
+} // namespace
 
 /// The shape of the module's first grid ({1} without one) and how many
 /// grids it declares.
@@ -95,21 +104,18 @@ static llvm::Expected<mlir::func::FuncOp> findFunction(mlir::ModuleOp m,
 
 llvm::Expected<std::string> dist::partitionProgram(llvm::StringRef source,
                                                    bool allowPadding) {
-  PlanContext &pc = PlanContext::get();
-  std::lock_guard<std::mutex> lock(pc.mu);
-  Diagnostics diag(&pc.ctx);
-  auto m = parse(&pc.ctx, source, diag);
-  if (!m)
-    return m.takeError();
-  mlir::PassManager pm(&pc.ctx);
+  PlanSession ps;
+  if (auto e = ps.parse(source))
+    return std::move(e);
+  mlir::PassManager pm(&ps.pc.ctx);
   mbs::ShardPipelineOptions opts;
   opts.allowPadding = allowPadding;
   mbs::buildShardPipeline(pm, opts);
-  if (mlir::failed(pm.run(**m)))
-    return err("partitioning failed:\n" + diag.text);
+  if (mlir::failed(pm.run(*ps.module)))
+    return err("partitioning failed:\n" + ps.diag.text);
   std::string out;
   llvm::raw_string_ostream os(out);
-  (*m)->print(os);
+  ps.module->print(os);
   return out;
 }
 
@@ -198,20 +204,17 @@ static std::optional<Want> consumerWant(mlir::Value v, int depth = 0) {
 
 llvm::Expected<DevicePlan> dist::buildDevicePlan(llvm::StringRef partitioned,
                                                  llvm::StringRef funcName) {
-  PlanContext &pc = PlanContext::get();
-  std::lock_guard<std::mutex> lock(pc.mu);
-  Diagnostics diag(&pc.ctx);
-  auto mOr = parse(&pc.ctx, partitioned, diag);
-  if (!mOr)
-    return mOr.takeError();
-  mlir::ModuleOp m = **mOr;
-  mlir::PassManager pm(&pc.ctx);
+  PlanSession ps;
+  if (auto e = ps.parse(partitioned))
+    return std::move(e);
+  mlir::ModuleOp m = *ps.module;
+  mlir::PassManager pm(&ps.pc.ctx);
   pm.addPass(mbs::createBlockScalePadScales());
   pm.addPass(mbs::createBlockScaleVerifyLayouts());
   if (mlir::failed(pm.run(m)))
     return err("the device program's layouts are not what the kernels "
                "read:\n" +
-               diag.text);
+               ps.diag.text);
 
   DevicePlan plan;
   int grids;
@@ -399,13 +402,10 @@ static std::vector<std::vector<int>> splitsOf(mlir::Value sharding,
 
 llvm::Expected<ProgramShardings>
 dist::describeShardings(llvm::StringRef source, llvm::StringRef funcName) {
-  PlanContext &pc = PlanContext::get();
-  std::lock_guard<std::mutex> lock(pc.mu);
-  Diagnostics diag(&pc.ctx);
-  auto mOr = parse(&pc.ctx, source, diag);
-  if (!mOr)
-    return mOr.takeError();
-  mlir::ModuleOp m = **mOr;
+  PlanSession ps;
+  if (auto e = ps.parse(source))
+    return std::move(e);
+  mlir::ModuleOp m = *ps.module;
   ProgramShardings out;
   int grids;
   out.gridShape = firstGridShape(m, grids);
