@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockscale/Dialect/BlockScale/Transforms/TileModel.h"
 #include "blockscale/Runtime/KernelSpec.h"
 #include "blockscale/Runtime/Nvrtc.h"
 #include "blockscale/Runtime/SourceGen.h"
@@ -56,8 +57,9 @@ std::vector<Case> tileCases() {
   };
   for (GemmForm form : {GemmForm::Fwd, GemmForm::Wgrad})
     for (int bm : {64, 128})
-      for (int bn : {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192})
-        add(form, bm, bn, DType::BF16, false, 1);
+      for (int bn = 16; bn <= 192; bn += 16)
+        if (isValidTile(bm, bn)) // the tiles the selector may pick
+          add(form, bm, bn, DType::BF16, false, 1);
   add(GemmForm::Fwd, 128, 128, DType::BF16, false, 2);
   add(GemmForm::Fwd, 128, 192, DType::BF16, false, 2);
   add(GemmForm::Wgrad, 128, 128, DType::F32, true, 1);
