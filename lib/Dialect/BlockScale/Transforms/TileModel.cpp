@@ -91,9 +91,11 @@ std::vector<TileChoice> blockscale::rankTiles(const GemmProblem &p,
   for (int bm : {64, 128}) {
     for (int bn : bns) {
       int64_t tiles = ceilDiv(p.m, bm) * ceilDiv(p.n, bn);
-      // CTA pairs with A multicast (cluster = 2) measured 0.6-0.75x of the
-      // same tile without on the H200 (bench/notes, 2026-12-02): the pair
-      // runs in lock step and L2 was not the bottleneck. Forced only.
+      // CTA pairs with A multicast (cluster = 2) measured 0.91-0.92x of
+      // the same tile without on the H200 (2026-12-02 run 13, bm = 128,
+      // bn = 128, after the remote-arrival fix; 0.55x before). With the
+      // promotion removed they were 2-10 % faster, so the feed is not what
+      // holds the kernel back. Forced only.
       for (int cluster : {1})
       for (int splits : {1, 2, 3, 4, 6, 8, 12, 16}) {
         if (splits > kBlocks)
