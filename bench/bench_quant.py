@@ -3,6 +3,9 @@
 
 Bytes counted: input read + FP8 written + scales written. The ceiling is a
 device-to-device copy of the input measured in the same run (read + write).
+The casts are timed as replays of a CUDA graph of ten calls (median), so
+host launch overhead is not counted; the copy as the faster of that and
+eager calls.
 PYTHONPATH=python python3 bench/bench_quant.py [--json F]
 """
 import argparse
@@ -14,9 +17,11 @@ import time
 import torch
 from triton.testing import do_bench
 
+
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import blockscale  # noqa: E402
 from blockscale.reference import quantize_ref  # noqa: E402
+from bench_gemm import bench_graph  # noqa: E402  (same folder)
 
 CASES = [  # (rows, cols, recipe, transpose, layout, what)
     (32768, 4096, "1x128", False, "row_major", "activation 1x128 (LHS)"),
@@ -40,10 +45,15 @@ def main():
         q, s = blockscale.quantize(x, recipe, transpose=tr, layout=layout)
         qr, sr = quantize_ref(x, recipe, transpose=tr)
         exact = torch.equal(q.view(torch.uint8), qr.view(torch.uint8)) and torch.equal(s, sr)
-        ms = do_bench(lambda: blockscale.quantize(x, recipe, transpose=tr, layout=layout),
-                      warmup=25, rep=200, return_mode="median")
+        # Graphs of ten calls: the small case is shorter than the host's
+        # launch path through the custom op, which would be timed otherwise.
+        ms = bench_graph(lambda: blockscale.quantize(x, recipe, transpose=tr, layout=layout))
         y = torch.empty_like(x)
-        copy_ms = do_bench(lambda: y.copy_(x), warmup=25, rep=200, return_mode="median")
+        # The ceiling is the faster of a captured and an eager copy: in a
+        # graph a large copy becomes a memcpy node, measured at 2.8 TB/s
+        # for 1 GB (run 13) against 4.2 TB/s eagerly.
+        copy_ms = min(bench_graph(lambda: y.copy_(x)),
+                      do_bench(lambda: y.copy_(x), warmup=25, rep=200, return_mode="median"))
         nbytes = x.numel() * 2 + q.numel() + s.numel() * 4
         gbs = nbytes / (ms * 1e-3) / 1e9
         copy_gbs = 2 * x.numel() * 2 / (copy_ms * 1e-3) / 1e9
