@@ -56,6 +56,19 @@ quant_sweep() {
   done
   run 120 $GEN --op quantize --run --iters 0 --rows 4096 --cols 7168 --recipe 1x128 --in-dtype f32
   run 120 $GEN --op quantize --run --iters 0 --rows 4096 --cols 7168 --recipe 128x1 --col-major --in-dtype f32
+  # transposed results: tails in both dimensions, a single partial tile,
+  # the largest bench shape, each input type blockscale-gen can check
+  for dt in bf16 f32; do
+    run 120 $GEN --op quantize --run --iters 0 --rows 4096 --cols 7168 --recipe 1x128 --transpose --in-dtype $dt
+    run 120 $GEN --op quantize --run --iters 0 --rows 2064 --cols 4104 --recipe 128x128 --col-major --in-dtype $dt
+  done
+  run 120 $GEN --op quantize --run --iters 0 --rows 16 --cols 24 --recipe 128x1 --col-major
+  # (bench_quant.py checks the large shapes bit-exact too, faster)
+  [ -n "${QUICK:-}" ] || run 120 $GEN --op quantize --run --iters 0 --rows 65536 --cols 8192 --recipe 128x1 --col-major
+}
+
+quant_bench() {
+  run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
 }
 
 quick_time() {
@@ -213,6 +226,31 @@ mini_sweep() {
   run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=128,cluster=2
 }
 
+# CTA pairs (A multicast) against single CTAs, and what the pair costs:
+# remote arrivals with cluster-scope release (shipped) or CTA scope
+# (BS_EXP_ARRIVE_CTA), each CTA loading all of A (BS_EXP_NO_MULTICAST), the
+# two-accumulator loop in pairs (BS_EXP_PIPE_CLUSTER), the feed ceiling with
+# no promotion. Results are checked except under BS_EXP_NO_PROMOTE.
+cluster_explore() {
+  local G="$GEN --run --iters 40"
+  for s in "4096 7168 4096" "4096 4096 7168"; do
+    set -- $s
+    local S="--m $1 --n $2 --k $3"
+    run 120 $G --check-rows 16 $S
+    run 120 $G --check-rows 16 $S --force-tile bm=128,bn=128
+    run 120 $G --check-rows 16 $S --force-tile bm=128,bn=112
+    run 120 $G --check-rows 16 $S --force-tile bm=128,bn=128,cluster=2
+    run 120 $G --check-rows 16 $S --force-tile bm=128,bn=128,cluster=2 --define BS_EXP_ARRIVE_CTA
+    run 120 $G --check-rows 16 $S --force-tile bm=128,bn=128,cluster=2 --define BS_EXP_NO_MULTICAST
+    run 120 $G --check-rows 16 $S --force-tile bm=128,bn=160,cluster=2 --define BS_EXP_ARRIVE_CTA
+    run 120 $G --check-rows 16 $S --force-tile bm=128,bn=112,cluster=2 --define BS_EXP_PIPE_CLUSTER
+    run 120 $G --check-rows 16 $S --force-tile bm=128,bn=112,cluster=2 --define BS_EXP_PIPE_CLUSTER --define BS_EXP_ARRIVE_CTA
+    run 120 $G --check-rows 16 $S --force-tile bm=128,bn=96,cluster=2 --define BS_EXP_PIPE_CLUSTER --define BS_EXP_ARRIVE_CTA
+    run 120 $G --no-check $S --force-tile bm=128,bn=128,cluster=2 --define BS_EXP_NO_PROMOTE --define BS_EXP_ARRIVE_CTA
+    run 120 $G --no-check $S --force-tile bm=128,bn=128 --define BS_EXP_NO_PROMOTE
+  done
+}
+
 cast_time() { # [shape ...], each "rows cols"; default both bench sizes
   local shapes=("$@")
   [ ${#shapes[@]} -gt 0 ] || shapes=("32768 4096" "65536 8192")
@@ -227,7 +265,7 @@ cast_time() { # [shape ...], each "rows cols"; default both bench sizes
 # Both benches as bench/RESULTS.md reports them: the cast bench, and the
 # full GEMM bench with the forced tile variants beside the selected tiles.
 release_benches() {
-  run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
+  quant_bench
   run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
     --variants "${VARIANTS_FINAL:-bm=128,bn=128;bm=128,bn=160;bm=128,bn=192;bm=128,bn=112,splits=2}" \
     --json "$OUT/bench_gemm.json"
@@ -279,6 +317,17 @@ case "$mode" in
   release1) release1 ;;
   release2) release2 ;;
   cast_time) cast_time ;;
+  explore3) mini_sweep; quant_sweep; cluster_explore ;;
+  casts) quant_sweep; cluster_sweep; quant_bench; cast_time "65536 8192" ;;
+  casts_final) quant_sweep; quant_bench ;;
+  casts_ab) quant_sweep; quant_bench
+    # the same with the transposing casts one tile per CTA (no TMA ring)
+    mv "$OUT/bench_quant.json" "$OUT/bench_quant_staged.json"
+    export BLOCKSCALE_EXP_QUANT_DIRECT=1
+    for r in "1x128 --transpose" "128x1 --col-major" "128x128 --col-major"; do
+      run 120 $GEN --op quantize --run --iters 0 --rows 2064 --cols 4104 --recipe $r
+    done
+    quant_bench ;;
   *) echo "unknown mode $mode"; exit 2 ;;
 esac
 echo "gpu-check $mode: $FAILS failure(s)" | tee -a "$OUT/check.log"

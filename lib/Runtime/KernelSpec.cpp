@@ -4,6 +4,8 @@
 #include "blockscale/Runtime/Gemm.h"
 #include "blockscale/Target/Cuda/Kernels/params.h"
 
+#include <cstdlib>
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -39,6 +41,18 @@ int blockscale::dtypeBytes(DType t) { return t == DType::F32 ? 4 : 2; }
 
 int GemmKernelSpec::smemBytes() const {
   return bs::gemmSmemBytes(bm, bn, stages, dtypeBytes(out), wgrad());
+}
+
+bool QuantKernelSpec::staged() const {
+  static const bool direct = [] {
+    const char *e = std::getenv("BLOCKSCALE_EXP_QUANT_DIRECT");
+    return e && *e && std::string(e) != "0";
+  }();
+  return transposed && !direct;
+}
+
+int QuantKernelSpec::smemBytes() const {
+  return staged() ? bs::quantSmemBytes(dtypeBytes(in)) : 0;
 }
 
 std::string KernelSpec::serialize() const {

@@ -73,7 +73,8 @@ llvm::Expected<CUfunction> CompiledKernel::function() {
   if (CUresult r = d.cuModuleGetFunction(&fn, mod, spec.name.c_str());
       r != CUDA_SUCCESS)
     return err(d.errorString(r, "cuModuleGetFunction") + " for " + spec.name);
-  int smem = spec.kind == KernelKind::Gemm ? spec.gemm.smemBytes() : 0;
+  int smem = spec.kind == KernelKind::Gemm ? spec.gemm.smemBytes()
+                                           : spec.quant.smemBytes();
   if (smem > 0)
     if (auto e = d.check(d.cuFuncSetAttribute(
                              fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -568,15 +569,41 @@ llvm::Error blockscale::launchQuantize(CompiledKernel &kernel,
   p.ssr = q.transpose ? g.strideCol : g.strideRow;
   p.ssc = q.transpose ? g.strideRow : g.strideCol;
 
+  const QuantKernelSpec &qs = kernel.spec.quant;
   CUlaunchConfig cfg;
   std::memset(&cfg, 0, sizeof(cfg));
   cfg.gridDimX = unsigned(ceilDiv(q.cols, 128));
   cfg.gridDimY = unsigned(ceilDiv(rows, 128));
   cfg.gridDimZ = 1;
-  cfg.blockDimX = kernel.spec.quant.threads();
+  cfg.blockDimX = qs.threads();
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.hStream = stream;
-  void *params[] = {&p};
+  if (!qs.staged()) {
+    void *params[] = {&p};
+    return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
+                   "cuLaunchKernelEx");
+  }
+  // Persistent: as many CTAs as fit at once walk the 128x128 tiles,
+  // which TMA loads as boxes (zero-filled past the input's edges).
+  auto sms = currentDeviceSMs();
+  if (!sms)
+    return sms.takeError();
+  int64_t tiles = int64_t(cfg.gridDimX) * cfg.gridDimY;
+  cfg.gridDimX =
+      unsigned(std::min<int64_t>(tiles, int64_t(*sms) * bs::quantCtasPerSM(
+                                                       dtypeBytes(q.in))));
+  cfg.gridDimY = 1;
+  cfg.sharedMemBytes = unsigned(qs.smemBytes());
+  CUtensorMapDataType type = qs.in == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                             : qs.in == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                   : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  CUtensorMap tX;
+  if (auto e = encode(d, &tX, type, a.x,
+                      uint64_t(q.cols), uint64_t(rows),
+                      uint64_t(ldx) * dtypeBytes(q.in), 128, 128,
+                      CU_TENSOR_MAP_SWIZZLE_NONE, "the cast's input"))
+    return e;
+  void *params[] = {&p, &tX};
   return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
                  "cuLaunchKernelEx");
 }

@@ -60,11 +60,17 @@ std::string blockscale::generateCudaSource(const KernelSpec &spec,
                                         : "bs::InF32";
   os << "#include \"blockscale/quantize.cuh\"\n\n";
   os << llvm::formatv("using BsKernel = bs::QuantizeTile<{0}, /*FMT=*/{1}, "
-                      "/*BR=*/{2}, /*BC=*/{3}, /*TRANS=*/{4}>;\n\n",
+                      "/*BR=*/{2}, /*BC=*/{3}, /*TRANS=*/{4}, "
+                      "/*STAGED=*/{5}>;\n\n",
                       in, q.out == Fp8Type::E4M3 ? 0 : 1, q.br, q.bc,
-                      q.transposed ? "true" : "false");
+                      q.transposed ? "true" : "false",
+                      q.staged() ? "true" : "false");
   os << "extern \"C\" __global__ void __launch_bounds__(BsKernel::kThreads)\n"
-     << spec.name << "(const __grid_constant__ bs::QuantParams p) {\n"
-     << "  BsKernel::run(p);\n}\n";
+     << spec.name << "(const __grid_constant__ bs::QuantParams p";
+  if (q.staged())
+    os << ",\n    const __grid_constant__ bs::TmaDesc tX) {\n"
+       << "  BsKernel::run(p, tX);\n}\n";
+  else
+    os << ") {\n  BsKernel::run(p);\n}\n";
   return text;
 }

@@ -1,4 +1,5 @@
 #include "blockscale/Runtime/KernelSpec.h"
+#include "blockscale/Target/Cuda/Kernels/params.h"
 #include "blockscale/Runtime/SourceGen.h"
 
 #include "gtest/gtest.h"
@@ -37,9 +38,20 @@ TEST(KernelSpec, QuantRoundTripAndFromSource) {
   ASSERT_TRUE(bool(p));
   EXPECT_EQ(p->serialize(), s.serialize());
   EXPECT_NE(src.find("bs::QuantizeTile<bs::InF32, /*FMT=*/1, /*BR=*/128, "
-                     "/*BC=*/1, /*TRANS=*/true>"),
+                     "/*BC=*/1, /*TRANS=*/true, /*STAGED=*/true>"),
             std::string::npos)
       << src;
+  // The staged (transposing) cast takes the input's tensor map and needs
+  // dynamic shared memory for its ring; the others neither.
+  EXPECT_NE(src.find("const __grid_constant__ bs::TmaDesc tX"),
+            std::string::npos)
+      << src;
+  EXPECT_EQ(s.quant.smemBytes(), bs::quantSmemBytes(4));
+  KernelSpec direct = s;
+  direct.quant.transposed = false;
+  EXPECT_FALSE(direct.quant.staged());
+  EXPECT_EQ(direct.quant.smemBytes(), 0);
+  EXPECT_EQ(generateCudaSource(direct).find("TmaDesc"), std::string::npos);
 }
 
 TEST(KernelSpec, GemmSourceInstantiatesTheTemplate) {

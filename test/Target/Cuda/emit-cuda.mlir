@@ -7,13 +7,17 @@
 // CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_1x128
 // CHECK: // blockscale-spec: kind=quantize name=bs_quantize_bf16_e4m3_1x128 in=bf16 out=e4m3 br=1 bc=128 transposed=0
 // CHECK: #include "blockscale/quantize.cuh"
-// CHECK: using BsKernel = bs::QuantizeTile<bs::InBf16, /*FMT=*/0, /*BR=*/1, /*BC=*/128, /*TRANS=*/false>;
+// CHECK: using BsKernel = bs::QuantizeTile<bs::InBf16, /*FMT=*/0, /*BR=*/1, /*BC=*/128, /*TRANS=*/false, /*STAGED=*/false>;
 // CHECK: extern "C" __global__ void __launch_bounds__(BsKernel::kThreads)
 // CHECK-NEXT: bs_quantize_bf16_e4m3_1x128(const __grid_constant__ bs::QuantParams p) {
 
-// The transposed weight cast for grad-input is a transposing kernel.
+// The transposed weight cast for grad-input is a transposing kernel: it
+// reads its tiles through TMA (a tensor map parameter) into a ring.
 // CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_128x128_t
-// CHECK: bs::QuantizeTile<bs::InBf16, /*FMT=*/0, /*BR=*/128, /*BC=*/128, /*TRANS=*/true>
+// CHECK: bs::QuantizeTile<bs::InBf16, /*FMT=*/0, /*BR=*/128, /*BC=*/128, /*TRANS=*/true, /*STAGED=*/true>
+// CHECK: bs_quantize_bf16_e4m3_128x128_t(const __grid_constant__ bs::QuantParams p,
+// CHECK-NEXT: const __grid_constant__ bs::TmaDesc tX) {
+// CHECK-NEXT: BsKernel::run(p, tX);
 
 // CHECK: // ----- kernel [[GEMM:bs_gemm_b128x128_e4m3_e4m3_bf16_bm128_bn[0-9]+_s[0-9]]]
 // CHECK: // blockscale.matmul fwd: A e4m3 1x128, B e4m3 128x128, C bf16

@@ -7,6 +7,8 @@
 // CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_128x1_t
 // CHECK: .target sm_90a
 // CHECK: cvt.rn.satfinite.e4m3x2.f32
+// The transposed result leaves in 16-byte row segments.
+// CHECK: st.global.cs.v4.{{[bu]}}32
 
 // CHECK-LABEL: // ----- kernel bs_gemm_b128x128_e4m3_e4m3_bf16
 // CHECK: .target sm_90a

@@ -65,6 +65,21 @@ BS_HOST_DEVICE constexpr int gemmSmemBytes(int bm, int bn, int stages,
          stages * 2 * 8 /* full/empty mbarriers */ + 16 /* split-K flag */;
 }
 
+// Casts that write their result transposed are persistent: each CTA keeps
+// kQuantStages input tiles (128 x 128 elements) in a shared-memory ring that
+// TMA fills while it works on an earlier tile, and quantCtasPerSM such CTAs
+// share an SM. Dynamic shared memory of the ring (128-byte aligned by the
+// kernel) and its mbarriers, carved in this order by quantize.cuh.
+constexpr int kQuantStages = 2;
+BS_HOST_DEVICE constexpr int quantSmemBytes(int inBytes) {
+  return 128 + kQuantStages * 128 * 128 * inBytes + kQuantStages * 8;
+}
+// With the kernel's ~20 KB of static shared memory, two bf16/f16 CTAs fit
+// an SM's 227 KB, one f32 CTA.
+BS_HOST_DEVICE constexpr int quantCtasPerSM(int inBytes) {
+  return inBytes == 4 ? 1 : 2;
+}
+
 // Largest pipeline depth that fits `smemLimit` bytes.
 BS_HOST_DEVICE constexpr int gemmMaxStages(int bm, int bn, int outBytes,
                                            bool wgrad, int smemLimit) {
