@@ -66,15 +66,15 @@ BS_HOST_DEVICE constexpr int gemmSmemBytes(int bm, int bn, int stages,
 }
 
 // Casts that write their result transposed are persistent: each CTA keeps
-// kQuantStages input tiles (128 x 128 elements) in a shared-memory ring that
-// TMA fills while it works on an earlier tile, and quantCtasPerSM such CTAs
-// share an SM. Dynamic shared memory of the ring (128-byte aligned by the
-// kernel) and its mbarriers, carved in this order by quantize.cuh.
-constexpr int kQuantStages = 2;
+// kQuantStages 128 x 128 tiles in a shared-memory ring that TMA fills while
+// it works on an earlier tile (which it also transposes in place there).
+// Dynamic shared memory of the ring (128-byte aligned by the kernel) and
+// its mbarriers, carved in this order by quantize.cuh.
+constexpr int kQuantStages = 3;
 BS_HOST_DEVICE constexpr int quantSmemBytes(int inBytes) {
   return 128 + kQuantStages * 128 * 128 * inBytes + kQuantStages * 8;
 }
-// With the kernel's ~20 KB of static shared memory, two bf16/f16 CTAs fit
+// With the kernel's ~5 KB of static shared memory, two bf16/f16 CTAs fit
 // an SM's 227 KB, one f32 CTA.
 BS_HOST_DEVICE constexpr int quantCtasPerSM(int inBytes) {
   return inBytes == 4 ? 1 : 2;

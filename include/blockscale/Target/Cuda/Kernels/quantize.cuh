@@ -100,24 +100,27 @@ struct QuantizeTile {
         v[i] = __ldcs(reinterpret_cast<const uint4 *>(
             x + ((static_cast<long long>(row0 + i) * p.ldx + col0) * eb)));
     }
-    castTile(p, rowBase, colBase, v);
+    __shared__ __align__(16) unsigned char qs[TRANS ? 128 * 128 : 16];
+    castTile(p, rowBase, colBase, v, qs);
   }
 
   // Persistent CTAs over tiles blockIdx.x + j * gridDim.x. A transposing
-  // cast spends a shared-memory round trip and a barrier per tile after its
+  // cast spends a shared-memory round trip and barriers per tile after its
   // loads have landed, during which a one-tile CTA has no reads in flight
   // (81-83 % of copy bandwidth, against 89-91 % for the casts that write in
-  // input order). Here thread 0 starts the TMA load of the tile after next
-  // into a ring stage (params.h: kQuantStages, quantSmemBytes) as soon as
-  // the CTA has read that stage into registers, so loads continue during
-  // the conversion and stores. One TMA box per tile: per-row bulk copies
-  // (128 requests of 256 bytes) ran at 58 % (2026-12-02 run 14).
+  // input order). Here the tiles come from a ring of kQuantStages stages
+  // (params.h) that thread 0 refills by TMA, so loads continue during the
+  // conversion and stores: a stage holds the input tile until the CTA has
+  // it in registers, then the tile's FP8 transpose, and is refilled with
+  // the tile kQuantStages iterations ahead once the stores have read it.
+  // One TMA box per tile: per-row bulk copies (128 requests of 256 bytes)
+  // ran at 58 % (2026-12-02 run 14).
   __device__ static void run(const QuantParams &p, const TmaDesc &tX) {
     static_assert(STAGED, "only the staged cast takes a tensor map");
     extern __shared__ __align__(128) unsigned char ringRaw[];
     const u32 rawAddr = smemAddr(ringRaw);
     const u32 ringAddr = (rawAddr + 127u) & ~127u;
-    const unsigned char *ring = ringRaw + (ringAddr - rawAddr);
+    unsigned char *ring = ringRaw + (ringAddr - rawAddr);
     const u32 barAddr = ringAddr + kQuantStages * kTileBytes;
     const int t = threadIdx.x;
     const int cg = t % kColThreads, rg = t / kColThreads;
@@ -148,34 +151,35 @@ struct QuantizeTile {
       mbarWait(barAddr + 8 * s, (j / kQuantStages) & 1);
       // A half or whole warp reads one 256/512-byte row of the stage:
       // conflict-free 16-byte reads.
-      const unsigned char *stage = ring + s * kTileBytes;
+      unsigned char *stage = ring + s * kTileBytes;
       uint4 v[RPT];
 #pragma unroll
       for (int i = 0; i < RPT; ++i)
         v[i] = *reinterpret_cast<const uint4 *>(
             stage + (rg * RPT + i) * kRowBytes + cg * 16);
-      // Every thread holds its part of the tile: the stage may be refilled.
-      // (This barrier also orders the tile's use of castTile's shared
-      // memory after the previous tile's.)
+      // Every thread holds its part of this tile (so castTile may write the
+      // transpose over it) and is done with the previous tile (so its stage
+      // may be refilled, and castTile's shared memory reused).
       __syncthreads();
-      const int next = tile + kQuantStages * gridDim.x;
-      if (t == 0 && next < tiles) {
-        // The TMA write (async proxy) must follow the reads above (generic
-        // proxy), which the barrier ordered before this thread.
+      const int next = tile + (kQuantStages - 1) * gridDim.x;
+      if (t == 0 && j > 0 && next < tiles) {
+        // The TMA write (async proxy) must follow the reads of that stage
+        // (generic proxy), which the barrier ordered before this thread.
         fenceProxyAsyncShared();
-        fill(next, s);
+        fill(next, (j - 1) % kQuantStages);
       }
-      castTile(p, (tile / tilesX) * 128, (tile % tilesX) * 128, v);
+      castTile(p, (tile / tilesX) * 128, (tile % tilesX) * 128, v, stage);
     }
   }
 
   // Scales and FP8 conversion of one 128x128 tile whose elements this
-  // thread holds in v (RPT rows x VEC columns, zero outside the input).
+  // thread holds in v (RPT rows x VEC columns, zero outside the input). A
+  // transposed result is staged in `qs` (16 KB) on its way out.
   __device__ static void castTile(const QuantParams &p, int rowBase,
-                                  int colBase, const uint4 (&v)[RPT]) {
+                                  int colBase, const uint4 (&v)[RPT],
+                                  unsigned char *qs) {
     __shared__ float red[8][128];
     __shared__ float blockInv[128];
-    __shared__ __align__(16) unsigned char qs[TRANS ? 128 * 128 : 16];
 
     const int t = threadIdx.x;
     const int cg = t % kColThreads, rg = t / kColThreads;
