@@ -1,19 +1,22 @@
 //===- quantize.cuh - blockwise FP8 casts ------------------------*- CUDA -*-===//
 //
-// One CTA of 256 threads casts a 128x128 tile of a row-major input to FP8
-// with one f32 decode scale per BR x BC block (1x128, 128x1 or 128x128,
-// always aligned to the tile), writing the result in the same order or
+// CTAs of 256 threads cast 128x128 tiles of a row-major input to FP8 with
+// one f32 decode scale per BR x BC block (1x128, 128x1 or 128x128, always
+// aligned to the tile), writing the result in the same order or
 // transposed, so that the GEMM kernels read it without any copy:
 //
 //   s   = max(amax, 1e-12) / fp8_max               (decode scale, stored)
 //   q   = cvt.rn.satfinite(x * (fp8_max / max(amax, 1e-12)))
 //
-// Each thread loads RPT consecutive rows x VEC consecutive columns with
-// 16-byte loads (a half or full warp covers a 256/512-byte row segment, so
-// loads are coalesced) and keeps them packed until they are used.
-// Transposed output goes through a 16 KB shared tile of 8-byte units whose
-// unit index is XOR-swizzled with (column / 8), so that the scattered
-// writes are bank-conflict free, and leaves it in 16-byte row segments.
+// Each thread holds RPT consecutive rows x VEC consecutive columns of the
+// tile as 16-byte vectors (a half or full warp covers a 256/512-byte row
+// segment) and keeps them packed until they are used. Casts in input order
+// load them straight from global memory, one tile per CTA (run(p));
+// transposing casts are persistent and read them from a shared-memory ring
+// that TMA fills ahead of use (run(p, tX)). Transposed output goes through
+// 16 KB of shared memory in 8-byte units whose index is XOR-swizzled with
+// (column / 8), so that the scattered writes are bank-conflict free, and
+// leaves it in 16-byte row segments.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_KERNELS_QUANTIZE_CUH
@@ -76,9 +79,10 @@ struct QuantizeTile {
   static constexpr int RPT = 128 / kRowGroups;             // 8 or 16 rows
   static constexpr float kFp8Max = FMT == 0 ? 448.f : 57344.f;
 
-  static constexpr int kRowBytes = 128 * (16 / VEC); // one tile row
+  static constexpr int kElemBytes = 16 / VEC;
+  static constexpr int kRowBytes = 128 * kElemBytes; // one tile row
   static constexpr int kTileBytes = 128 * kRowBytes;
-  static_assert(quantSmemBytes(16 / VEC) ==
+  static_assert(quantSmemBytes(kElemBytes) ==
                     128 + kQuantStages * kTileBytes + kQuantStages * 8,
                 "host and device disagree on the ring's shared memory");
 
@@ -91,14 +95,14 @@ struct QuantizeTile {
     const int rowBase = blockIdx.y * 128, colBase = blockIdx.x * 128;
     const int col0 = colBase + cg * VEC, row0 = rowBase + rg * RPT;
     const char *x = static_cast<const char *>(p.x);
-    const int eb = 16 / VEC;
     uint4 v[RPT];
 #pragma unroll
     for (int i = 0; i < RPT; ++i) {
       v[i] = make_uint4(0, 0, 0, 0);
       if (col0 < p.cols && row0 + i < p.rows)
         v[i] = __ldcs(reinterpret_cast<const uint4 *>(
-            x + ((static_cast<long long>(row0 + i) * p.ldx + col0) * eb)));
+            x + ((static_cast<long long>(row0 + i) * p.ldx + col0) *
+                 kElemBytes)));
     }
     __shared__ __align__(16) unsigned char qs[TRANS ? 128 * 128 : 16];
     castTile(p, rowBase, colBase, v, qs);
