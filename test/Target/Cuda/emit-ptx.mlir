@@ -6,6 +6,14 @@
 
 // CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_128x1_t
 // CHECK: .target sm_90a
+// A transposing cast is persistent: its tiles arrive by TMA into a ring
+// guarded by mbarriers, and a stage is refilled only after a proxy fence.
+// CHECK: mbarrier.init.shared::cta.b64
+// CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: fence.proxy.async.shared::cta;
+// CHECK: mbarrier.arrive.expect_tx.shared::cta.b64
+// CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 // CHECK: cvt.rn.satfinite.e4m3x2.f32
 // The transposed result leaves in 16-byte row segments.
 // CHECK: st.global.cs.v4.{{[bu]}}32
