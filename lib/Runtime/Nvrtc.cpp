@@ -85,19 +85,27 @@ std::vector<std::string> CompileOptions::flags() const {
   return f;
 }
 
-/// Reads "Used N registers", "N bytes spill stores, M bytes spill loads"
-/// and ptxas's wgmma serialization advisory.
+/// Reads "Used N registers", "N bytes smem", "N bytes spill stores, M bytes
+/// spill loads" and ptxas's wgmma serialization advisory.
 static void parsePtxasLog(CompileOutput &out) {
   llvm::SmallVector<llvm::StringRef> lines;
   llvm::StringRef(out.log).split(lines, '\n');
   llvm::Regex regs("Used ([0-9]+) registers");
   llvm::Regex spills("([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
+  llvm::Regex smem("([0-9]+) bytes smem");
   for (llvm::StringRef line : lines) {
     llvm::SmallVector<llvm::StringRef> m;
     if (regs.match(line, &m)) {
       int r = 0;
       m[1].getAsInteger(10, r);
       out.registers = std::max(out.registers, r);
+      // The same line names the static shared memory, if there is any.
+      out.staticSmemBytes = std::max(out.staticSmemBytes, 0);
+    }
+    if (smem.match(line, &m)) {
+      int b = 0;
+      m[1].getAsInteger(10, b);
+      out.staticSmemBytes = std::max(out.staticSmemBytes, b);
     }
     size_t at = line.find("wgmma.mma_async instructions are serialized");
     if (at != llvm::StringRef::npos && out.wgmmaSerialized.empty())

@@ -121,6 +121,20 @@ TEST(KernelCompile, EveryCastFitsItsRegisterBudgetWithoutSpills) {
           failures.push_back(s.name +
                              ": registers=" + std::to_string(out->registers) +
                              " spills=" + std::to_string(out->spillBytes));
+        else if (s.quant.staged()) {
+          // The persistent grid assumes quantCtasPerSM CTAs per SM: their
+          // registers and shared memory (static + the ring + the 1 KB the
+          // hardware reserves per CTA) must fit one SM of an H100/H200.
+          int ctas = bs::quantCtasPerSM(dtypeBytes(in));
+          int perCta = out->staticSmemBytes + s.quant.smemBytes() + 1024;
+          if (out->staticSmemBytes < 0 || ctas * perCta > 233472 ||
+              ctas * 256 * out->registers > 65536)
+            failures.push_back(
+                s.name + ": " + std::to_string(ctas) + " CTAs/SM of " +
+                std::to_string(perCta) + " bytes shared memory (static " +
+                std::to_string(out->staticSmemBytes) + ") and " +
+                std::to_string(out->registers) + " registers do not fit");
+        }
       }
   EXPECT_TRUE(failures.empty()) << llvm::join(failures, "\n");
 }

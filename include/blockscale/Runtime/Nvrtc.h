@@ -23,6 +23,7 @@ struct CompileOutput {
   std::string log;    // NVRTC + ptxas log
   int registers = -1; // from ptxas -v, per kernel (max), -1 if unknown
   int spillBytes = 0; // spill stores + loads reported by ptxas
+  int staticSmemBytes = -1; // ptxas's "N bytes smem" (max), -1 if unknown
   // ptxas's reason when it made the wgmmas synchronous ("Potential
   // Performance Loss: wgmma.mma_async instructions are serialized due to
   // ..."), empty when they stay asynchronous. A kernel template change that
