@@ -18,6 +18,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -62,6 +63,10 @@ static int fail(const llvm::Twine &m) {
   return 1;
 }
 
+static Fp8Type fp8Of(ElemType t) {
+  return t == ElemType::F8E4M3 ? Fp8Type::E4M3 : Fp8Type::E5M2;
+}
+
 /// Values of an argument in its logical shape, deterministic in (seed, arg).
 static std::vector<float> globalArg(const TensorInfo &t, int arg,
                                     bool isScale) {
@@ -76,12 +81,8 @@ static std::vector<float> globalArg(const TensorInfo &t, int arg,
     if (isScale)
       x = std::ldexp(1.f, mag(rng));
     else if (t.type == ElemType::F8E4M3 || t.type == ElemType::F8E5M2)
-      x = ref::decodeFp8(ref::encodeFp8(normal(rng) * 64.f,
-                                        t.type == ElemType::F8E4M3
-                                            ? Fp8Type::E4M3
-                                            : Fp8Type::E5M2),
-                         t.type == ElemType::F8E4M3 ? Fp8Type::E4M3
-                                                    : Fp8Type::E5M2);
+      x = ref::decodeFp8(ref::encodeFp8(normal(rng) * 64.f, fp8Of(t.type)),
+                         fp8Of(t.type));
     else
       x = ref::bf16ToFloat(ref::floatToBf16(normal(rng)));
   }
@@ -100,17 +101,16 @@ static std::vector<uint8_t> pack(const TensorInfo &t,
       size_t off = size_t(r * t.strides[0] + c * t.strides[1]);
       switch (t.type) {
       case ElemType::F8E4M3:
-        out[off] = ref::encodeFp8(x, Fp8Type::E4M3);
-        break;
       case ElemType::F8E5M2:
-        out[off] = ref::encodeFp8(x, Fp8Type::E5M2);
+        out[off] = ref::encodeFp8(x, fp8Of(t.type));
         break;
-      case ElemType::BF16:
-      case ElemType::F16: {
+      case ElemType::BF16: {
         uint16_t h = ref::floatToBf16(x);
         std::memcpy(&out[off * 2], &h, 2);
         break;
       }
+      case ElemType::F16:
+        llvm_unreachable("f16 programs are rejected in main");
       case ElemType::F32:
         std::memcpy(&out[off * 4], &x, 4);
         break;
@@ -127,9 +127,7 @@ static std::vector<float> unpack(const TensorInfo &t,
       size_t off = size_t(r * t.strides[0] + c * t.strides[1]);
       float x = 0;
       if (t.type == ElemType::F8E4M3 || t.type == ElemType::F8E5M2)
-        x = ref::decodeFp8(bytes[off], t.type == ElemType::F8E4M3
-                                           ? Fp8Type::E4M3
-                                           : Fp8Type::E5M2);
+        x = ref::decodeFp8(bytes[off], fp8Of(t.type));
       else if (t.type == ElemType::F32)
         std::memcpy(&x, &bytes[off * 4], 4);
       else if (t.type == ElemType::BF16) {
@@ -513,6 +511,12 @@ int main(int argc, char **argv) {
   auto refPlan = buildDevicePlan(*refLocal, funcName);
   if (!refPlan)
     return fail("the unsharded program: " + llvm::toString(refPlan.takeError()));
+  // The host side (inputs, reference, --simulate) converts FP8, bf16 and
+  // f32 only; f16 bytes would be written as bf16 and read back as zeros.
+  for (const TensorInfo &t : refPlan->tensors)
+    if (t.type == ElemType::F16)
+      return fail("f16 tensors are not supported by blockscale-run-sharded "
+                  "(its host side converts FP8, bf16 and f32); use bf16");
   Inputs in;
   for (size_t i = 0; i < refPlan->args.size(); ++i) {
     const TensorInfo &t = refPlan->tensors[refPlan->args[i]];
