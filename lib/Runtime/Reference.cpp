@@ -109,8 +109,6 @@ void ref::quantize(const QuantDesc &d, const float *x, int64_t rows,
     }
 }
 
-static int64_t roundUp(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
-
 GemmOperands ref::makeGemmOperands(GemmForm form, int64_t m, int64_t n,
                                    int64_t k, Fp8Type at, Fp8Type bt,
                                    bool accumulate, std::mt19937_64 &rng) {
