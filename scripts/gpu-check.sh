@@ -122,6 +122,24 @@ profile() {
   done
 }
 
+# ncu on the casts: a transposing one beside one in input order (the
+# reports are tarred: the device tool brings back only a few files).
+profile_casts() {
+  local NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  [ -n "$NCU" ] || { echo "no ncu"; return; }
+  local c
+  for c in "t:128x1 --col-major" "plain:1x128"; do
+    IFS=: read -r name r <<< "$c"
+    timeout 300 "$NCU" --clock-control none -k regex:bs_quantize -c 1 \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
+      --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy \
+      $GEN --op quantize --run --iters 0 --rows 32768 --cols 4096 --recipe $r \
+      > "$OUT/ncu_cast_$name.txt" 2>&1
+    grep -E "Duration|Throughput|Stall|Issued|Eligible|Registers|Bank|Occupancy" "$OUT/ncu_cast_$name.txt" | head -40
+  done
+  tar -C "$OUT" -czf "$OUT/ncu_casts.tgz" $(cd "$OUT" && ls ncu_cast_*.txt) && rm -f "$OUT"/ncu_cast_*.txt
+}
+
 other_benches() {
   run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
   run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_linear.py
@@ -312,14 +330,7 @@ case "$mode" in
   explore3) mini_sweep; quant_sweep; cluster_explore ;;
   casts) quant_sweep; cluster_sweep; quant_bench; cast_time "65536 8192" ;;
   casts_final) quant_sweep; quant_bench ;;
-  casts_ab) quant_sweep; quant_bench
-    # the same with the transposing casts one tile per CTA (no TMA ring)
-    mv "$OUT/bench_quant.json" "$OUT/bench_quant_staged.json"
-    export BLOCKSCALE_EXP_QUANT_DIRECT=1
-    for r in "1x128 --transpose" "128x1 --col-major" "128x128 --col-major"; do
-      run 120 $GEN --op quantize --run --iters 0 --rows 2064 --cols 4104 --recipe $r
-    done
-    quant_bench ;;
+  casts_check) quant_sweep; python_tests; quant_bench; profile_casts ;;
   *) echo "unknown mode $mode"; exit 2 ;;
 esac
 echo "gpu-check $mode: $FAILS failure(s)" | tee -a "$OUT/check.log"

@@ -44,11 +44,13 @@ int GemmKernelSpec::smemBytes() const {
 }
 
 bool QuantKernelSpec::staged() const {
+  // BLOCKSCALE_EXP_QUANT_DIRECT=1 (an experiment) casts every tile in a
+  // CTA of its own, loading straight from global memory.
   static const bool direct = [] {
     const char *e = std::getenv("BLOCKSCALE_EXP_QUANT_DIRECT");
     return e && *e && std::string(e) != "0";
   }();
-  return transposed && !direct;
+  return !direct;
 }
 
 int QuantKernelSpec::smemBytes() const {

@@ -82,6 +82,15 @@ std::vector<std::string> CompileOptions::flags() const {
   if (!ptx)
     f.push_back("--ptxas-options=-v");
   f.insert(f.end(), extra.begin(), extra.end());
+  // Kernel experiments from a host program that cannot pass options (the
+  // Python package, the benches): BLOCKSCALE_EXP_DEFINES="A B=1" adds -DA
+  // -DB=1. Being flags, they are part of the cache key.
+  if (const char *e = std::getenv("BLOCKSCALE_EXP_DEFINES")) {
+    llvm::SmallVector<llvm::StringRef> names;
+    llvm::StringRef(e).split(names, ' ', -1, false);
+    for (llvm::StringRef n : names)
+      f.push_back(("-D" + n).str());
+  }
   return f;
 }
 

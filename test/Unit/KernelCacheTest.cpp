@@ -1,6 +1,7 @@
 #include "TestUtils.h"
 
 #include "blockscale/Runtime/KernelCache.h"
+#include "blockscale/Runtime/Nvrtc.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,6 +34,21 @@ TEST(CacheKey, DependsOnEveryInput) {
   EXPECT_NE(k, computeCacheKey("src", {"-a", "-b"}, "13.1"));
   // Flag boundaries matter: {"-a", "-b"} is not {"-a-b"}.
   EXPECT_NE(k, computeCacheKey("src", {"-a-b"}, "13.0"));
+}
+
+TEST(CacheKey, ExperimentDefinesFromTheEnvironmentAreFlags) {
+  // BLOCKSCALE_EXP_DEFINES reaches NVRTC as -D flags, so a kernel compiled
+  // with them never shares a cache entry with the plain one.
+  ::unsetenv("BLOCKSCALE_EXP_DEFINES");
+  std::vector<std::string> plain = CompileOptions().flags();
+  ::setenv("BLOCKSCALE_EXP_DEFINES", " BS_A  BS_B=2 ", 1);
+  std::vector<std::string> exp = CompileOptions().flags();
+  ::unsetenv("BLOCKSCALE_EXP_DEFINES");
+  ASSERT_EQ(exp.size(), plain.size() + 2);
+  EXPECT_EQ(exp[plain.size()], "-DBS_A");
+  EXPECT_EQ(exp[plain.size() + 1], "-DBS_B=2");
+  EXPECT_NE(computeCacheKey("src", plain, "13.0"),
+            computeCacheKey("src", exp, "13.0"));
 }
 
 TEST(DiskCache, StoreThenLoad) {

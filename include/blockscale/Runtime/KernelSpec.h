@@ -46,9 +46,9 @@ struct QuantKernelSpec {
   int br = 1, bc = 128; // block rows x cols of the input
   bool transposed = false;
   int threads() const { return 256; }
-  /// Transposing casts run persistent CTAs that read their tiles from a
-  /// TMA-filled ring (QuantizeTile's STAGED); the others one CTA per tile.
-  /// BLOCKSCALE_EXP_QUANT_DIRECT=1 turns the ring off (an A/B experiment).
+  /// Casts run persistent CTAs that read their tiles from a TMA-filled
+  /// ring (QuantizeTile's STAGED). BLOCKSCALE_EXP_QUANT_DIRECT=1 turns the
+  /// ring off, one CTA per tile (an A/B experiment).
   bool staged() const;
   /// Dynamic shared memory at launch (0 for the one-tile-per-CTA kernels).
   int smemBytes() const;

@@ -6,7 +6,7 @@
 
 // CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_128x1_t
 // CHECK: .target sm_90a
-// A transposing cast is persistent: its tiles arrive by TMA into a ring
+// Casts are persistent: their tiles arrive by TMA into a ring
 // guarded by mbarriers, and a stage is refilled only after a proxy fence.
 // CHECK: mbarrier.init.shared::cta.b64
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes

@@ -65,17 +65,23 @@ BS_HOST_DEVICE constexpr int gemmSmemBytes(int bm, int bn, int stages,
          stages * 2 * 8 /* full/empty mbarriers */ + 16 /* split-K flag */;
 }
 
-// Casts that write their result transposed are persistent: each CTA keeps
-// kQuantStages 128 x 128 tiles in a shared-memory ring that TMA fills while
-// it works on an earlier tile (which it also transposes in place there).
-// Dynamic shared memory of the ring (128-byte aligned by the kernel) and
-// its mbarriers, carved in this order by quantize.cuh.
+// Casts are persistent: each CTA keeps kQuantStages 128 x 128 input tiles
+// in a shared-memory ring that TMA fills while it works on an earlier tile
+// (a transposing cast writes its FP8 transpose into the stage it has just
+// read). After the ring come the block maxima and inverse scales, then the
+// ring's mbarriers: the dynamic shared memory, 128-byte aligned by the
+// kernel and carved in this order by quantize.cuh.
 constexpr int kQuantStages = 3;
-BS_HOST_DEVICE constexpr int quantSmemBytes(int inBytes) {
-  return 128 + kQuantStages * 128 * 128 * inBytes + kQuantStages * 8;
+BS_HOST_DEVICE constexpr int quantScratchBytes() {
+  return 8 * 128 * 4 /* per-warp column maxima */ +
+         128 * 4 /* inverse scales */;
 }
-// With the kernel's ~5 KB of static shared memory, two bf16/f16 CTAs fit
-// an SM's 227 KB, one f32 CTA.
+BS_HOST_DEVICE constexpr int quantSmemBytes(int inBytes) {
+  return 128 + kQuantStages * 128 * 128 * inBytes + quantScratchBytes() +
+         kQuantStages * 8;
+}
+// Two bf16/f16 CTAs fit an SM's 228 KB (with 1 KB reserved per CTA), one
+// f32 CTA.
 BS_HOST_DEVICE constexpr int quantCtasPerSM(int inBytes) {
   return inBytes == 4 ? 1 : 2;
 }

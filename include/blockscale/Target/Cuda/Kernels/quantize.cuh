@@ -10,10 +10,10 @@
 //
 // Each thread holds RPT consecutive rows x VEC consecutive columns of the
 // tile as 16-byte vectors (a half or full warp covers a 256/512-byte row
-// segment) and keeps them packed until they are used. Casts in input order
-// load them straight from global memory, one tile per CTA (run(p));
-// transposing casts are persistent and read them from a shared-memory ring
-// that TMA fills ahead of use (run(p, tX)). Transposed output goes through
+// segment) and keeps them packed until they are used. The CTAs are
+// persistent and read their tiles from a shared-memory ring that TMA fills
+// ahead of use (run(p, tX)); run(p), one tile per CTA straight from global
+// memory, is kept for A/B experiments. Transposed output goes through
 // 16 KB of shared memory in 8-byte units whose index is XOR-swizzled with
 // (column / 8), so that the scattered writes are bank-conflict free, and
 // leaves it in 16-byte row segments.
@@ -82,9 +82,13 @@ struct QuantizeTile {
   static constexpr int kElemBytes = 16 / VEC;
   static constexpr int kRowBytes = 128 * kElemBytes; // one tile row
   static constexpr int kTileBytes = 128 * kRowBytes;
+  // Block maxima, then inverse scales (quantScratchBytes).
+  static constexpr int kScratchBytes = quantScratchBytes();
+  static constexpr int kInvOffset = 8 * 128 * 4;
   static_assert(quantSmemBytes(kElemBytes) ==
-                    128 + kQuantStages * kTileBytes + kQuantStages * 8,
-                "host and device disagree on the ring's shared memory");
+                    128 + kQuantStages * kTileBytes + kScratchBytes +
+                        kQuantStages * 8,
+                "host and device disagree on the shared memory");
 
   // One CTA per 128x128 tile: all loads first, RPT independent 16-byte
   // requests in flight per thread.
@@ -104,28 +108,30 @@ struct QuantizeTile {
             x + ((static_cast<long long>(row0 + i) * p.ldx + col0) *
                  kElemBytes)));
     }
+    __shared__ __align__(16) unsigned char scratch[kScratchBytes];
     __shared__ __align__(16) unsigned char qs[TRANS ? 128 * 128 : 16];
-    castTile(p, rowBase, colBase, v, qs);
+    castTile(p, rowBase, colBase, v, scratch, qs);
   }
 
-  // Persistent CTAs over tiles blockIdx.x + j * gridDim.x. A transposing
-  // cast spends a shared-memory round trip and barriers per tile after its
-  // loads have landed, during which a one-tile CTA has no reads in flight
-  // (81-83 % of copy bandwidth, against 89-91 % for the casts that write in
-  // input order). Here the tiles come from a ring of kQuantStages stages
-  // (params.h) that thread 0 refills by TMA, so loads continue during the
-  // conversion and stores: a stage holds the input tile until the CTA has
-  // it in registers, then the tile's FP8 transpose, and is refilled with
-  // the tile kQuantStages iterations ahead once the stores have read it.
-  // One TMA box per tile: per-row bulk copies (128 requests of 256 bytes)
-  // ran at 58 % (2026-12-02 run 14).
+  // Persistent CTAs over tiles blockIdx.x + j * gridDim.x, read from a
+  // ring of kQuantStages stages (params.h) that thread 0 refills by TMA
+  // once every thread has its part of a stage in registers (and, for a
+  // transposing cast, once the transpose written there has been stored), so
+  // that loads continue during the conversion and stores. Against one tile
+  // per CTA straight from global memory, same run (2026-12-02, runs 17 and
+  // 19, bench/RESULTS.md): transposing casts +3-4 points of copy bandwidth;
+  // casts in input order +0.5-2 points on the 128x128 and 65536x8192 ones,
+  // -0.6 to +0.5 on 1x128 32768x4096, -0.3 to -0.9 on 4096x7168. One TMA
+  // box per tile: per-row bulk copies (128 requests of 256 bytes) ran at
+  // 58 % (run 14).
   __device__ static void run(const QuantParams &p, const TmaDesc &tX) {
     static_assert(STAGED, "only the staged cast takes a tensor map");
     extern __shared__ __align__(128) unsigned char ringRaw[];
     const u32 rawAddr = smemAddr(ringRaw);
     const u32 ringAddr = (rawAddr + 127u) & ~127u;
     unsigned char *ring = ringRaw + (ringAddr - rawAddr);
-    const u32 barAddr = ringAddr + kQuantStages * kTileBytes;
+    unsigned char *scratch = ring + kQuantStages * kTileBytes;
+    const u32 barAddr = ringAddr + kQuantStages * kTileBytes + kScratchBytes;
     const int t = threadIdx.x;
     const int cg = t % kColThreads, rg = t / kColThreads;
     const int tilesX = (p.cols + 127) / 128;
@@ -161,29 +167,49 @@ struct QuantizeTile {
       for (int i = 0; i < RPT; ++i)
         v[i] = *reinterpret_cast<const uint4 *>(
             stage + (rg * RPT + i) * kRowBytes + cg * 16);
-      // Every thread holds its part of this tile (so castTile may write the
-      // transpose over it) and is done with the previous tile (so its stage
-      // may be refilled, and castTile's shared memory reused).
+      // Every thread holds its part of this tile, so its stage may be
+      // refilled (or overwritten by castTile), and is done with the previous
+      // tile, so the previous stage may be refilled and castTile may reuse
+      // the scratch.
       __syncthreads();
-      const int next = tile + (kQuantStages - 1) * gridDim.x;
-      if (t == 0 && j > 0 && next < tiles) {
+      // A transposing cast writes its FP8 transpose into the stage it has
+      // just read, so it refills the previous tile's stage instead: against
+      // a 16 KB transpose buffer of its own and this stage refilled now,
+      // +0.1-0.8 points (2026-12-02 run 19).
+      const int next =
+          tile + (TRANS ? kQuantStages - 1 : kQuantStages) * gridDim.x;
+      if (t == 0 && (!TRANS || j > 0) && next < tiles) {
         // The TMA write (async proxy) must follow the reads of that stage
         // (generic proxy), which the barrier ordered before this thread.
         fenceProxyAsyncShared();
-        fill(next, (j - 1) % kQuantStages);
+        fill(next, TRANS ? (j - 1) % kQuantStages : s);
       }
-      castTile(p, (tile / tilesX) * 128, (tile % tilesX) * 128, v, stage);
+      castTile(p, (tile / tilesX) * 128, (tile % tilesX) * 128, v, scratch,
+               stage);
     }
   }
 
+  // The 8-byte unit u of row c of a transposed tile is at unit u ^
+  // swizzle(c) of that row. Writes: the lanes of a warp write one unit of
+  // 16 or 32 rows c that differ in c / 8, which spreads them over all
+  // banks. Reads: 8 lanes read 8 units of one row, a warp rows c..c+3; the
+  // parity flip puts rows c, c + 1 and c + 2, c + 3 into opposite halves of
+  // the banks (2 wavefronts per warp instead of 4; with the 16-byte stores
+  // of the column maxima and loads of the inverse scales, +0.2-1 point,
+  // run 19).
+  __device__ static int swizzle(int c) {
+    return ((c >> 3) & 15) ^ ((c >> 1) & 1);
+  }
+
   // Scales and FP8 conversion of one 128x128 tile whose elements this
-  // thread holds in v (RPT rows x VEC columns, zero outside the input). A
-  // transposed result is staged in `qs` (16 KB) on its way out.
+  // thread holds in v (RPT rows x VEC columns, zero outside the input), with
+  // kScratchBytes of shared memory at `scratch`. A transposed result goes
+  // out through the 16 KB at `qs`.
   __device__ static void castTile(const QuantParams &p, int rowBase,
                                   int colBase, const uint4 (&v)[RPT],
-                                  unsigned char *qs) {
-    __shared__ float red[8][128];
-    __shared__ float blockInv[128];
+                                  unsigned char *scratch, unsigned char *qs) {
+    auto red = reinterpret_cast<float(*)[128]>(scratch);
+    float *blockInv = reinterpret_cast<float *>(scratch + kInvOffset);
 
     const int t = threadIdx.x;
     const int cg = t % kColThreads, rg = t / kColThreads;
@@ -221,6 +247,7 @@ struct QuantizeTile {
       for (int i = 0; i < RPT; ++i)
         inv[i] = __shfl_sync(0xffffffffu, invMine, groupLane + i);
     } else if (BC == 1) { // 128x1: one block per column of the tile
+      float mc[VEC];
 #pragma unroll
       for (int j = 0; j < VEC; ++j) {
         float m = 0.f;
@@ -229,8 +256,15 @@ struct QuantizeTile {
           m = fmaxf(m, fabsf(In::get(v[i], j)));
         if (kColThreads == 16) // row groups 2w and 2w+1 share warp w
           m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
-        if (kColThreads == 32 || lane < 16)
-          red[warp][cg * VEC + j] = m;
+        mc[j] = m;
+      }
+      if (kColThreads == 32 || lane < 16) {
+        // 16-byte stores: one float per store would put the 16 lanes'
+        // stores (32 bytes apart) into 4 banks.
+#pragma unroll
+        for (int j = 0; j < VEC; j += 4)
+          *reinterpret_cast<float4 *>(&red[warp][cg * VEC + j]) =
+              make_float4(mc[j], mc[j + 1], mc[j + 2], mc[j + 3]);
       }
       __syncthreads();
       if (t < 128) {
@@ -246,8 +280,11 @@ struct QuantizeTile {
       }
       __syncthreads();
 #pragma unroll
-      for (int j = 0; j < VEC; ++j)
-        inv[j] = blockInv[cg * VEC + j];
+      for (int j = 0; j < VEC; j += 4) {
+        const float4 b =
+            *reinterpret_cast<const float4 *>(&blockInv[cg * VEC + j]);
+        inv[j] = b.x, inv[j + 1] = b.y, inv[j + 2] = b.z, inv[j + 3] = b.w;
+      }
     } else { // 128x128: the whole tile
       float m = 0.f;
 #pragma unroll
@@ -324,7 +361,7 @@ struct QuantizeTile {
                   << 16);
         }
         const int unit = (rg * RPT) / 8 + h;
-        const int su = unit ^ ((c >> 3) & 15);
+        const int su = unit ^ swizzle(c);
         *reinterpret_cast<uint2 *>(qs + c * 128 + su * 8) = make_uint2(w[0], w[1]);
       }
     }
@@ -339,7 +376,7 @@ struct QuantizeTile {
       // rows is a multiple of 16 for transposed results: a 16-byte unit is
       // either entirely inside the input or entirely past it.
       if (outRow < p.cols && outCol < p.rows) {
-        const int sw = (c >> 3) & 15;
+        const int sw = swizzle(c);
         const uint2 a = *reinterpret_cast<const uint2 *>(
             qs + c * 128 + (((2 * u2) ^ sw) * 8));
         const uint2 b = *reinterpret_cast<const uint2 *>(
