@@ -119,11 +119,11 @@ struct QuantizeTile {
   // transposing cast, once the transpose written there has been stored), so
   // that loads continue during the conversion and stores. Against one tile
   // per CTA straight from global memory, same run (2026-12-02, runs 17 and
-  // 19, bench/RESULTS.md): transposing casts +3-4 points of copy bandwidth;
-  // casts in input order +0.5-2 points on the 128x128 and 65536x8192 ones,
-  // -0.6 to +0.5 on 1x128 32768x4096, -0.3 to -0.9 on 4096x7168. One TMA
-  // box per tile: per-row bulk copies (128 requests of 256 bytes) ran at
-  // 58 % (run 14).
+  // 19, bench/RESULTS.md): transposing casts +3.3-4.6 points of copy
+  // bandwidth; casts in input order +0.4-2 points on the 128x128 and
+  // 65536x8192 ones, -0.6 to +0.5 on 1x128 32768x4096, -0.3 to -0.9 on
+  // 4096x7168. One TMA box per tile: per-row bulk copies (128 requests of
+  // 256 bytes) ran at 58 % (run 14).
   __device__ static void run(const QuantParams &p, const TmaDesc &tX) {
     static_assert(STAGED, "only the staged cast takes a tensor map");
     extern __shared__ __align__(128) unsigned char ringRaw[];
