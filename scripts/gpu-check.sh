@@ -331,6 +331,15 @@ case "$mode" in
   casts) quant_sweep; cluster_sweep; quant_bench; cast_time "65536 8192" ;;
   casts_final) quant_sweep; quant_bench ;;
   casts_check) quant_sweep; python_tests; quant_bench; profile_casts ;;
+  refresh) # casts checked both ways, the Python tests, then the layer and
+    # JIT-latency benches of bench/RESULTS.md
+    QUICK=1 quant_sweep
+    for r in "1x128 --transpose" "128x1 --col-major" "1x128"; do
+      BLOCKSCALE_EXP_QUANT_DIRECT=1 run 120 $GEN --op quantize --run --iters 0 --rows 2064 --cols 4096 --recipe $r
+    done
+    python_tests
+    run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_linear.py
+    run 300 env -u BLOCKSCALE_CACHE_DIR build/bin/blockscale-bench-jit --json "$OUT/bench_jit.json" ;;
   *) echo "unknown mode $mode"; exit 2 ;;
 esac
 echo "gpu-check $mode: $FAILS failure(s)" | tee -a "$OUT/check.log"

@@ -578,31 +578,31 @@ llvm::Error blockscale::launchQuantize(CompiledKernel &kernel,
   cfg.blockDimX = qs.threads();
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.hStream = stream;
-  if (!qs.staged()) {
-    void *params[] = {&p};
-    return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
-                   "cuLaunchKernelEx");
-  }
-  // Persistent: as many CTAs as fit at once walk the 128x128 tiles,
-  // which TMA loads as boxes (zero-filled past the input's edges).
-  auto sms = currentDeviceSMs();
-  if (!sms)
-    return sms.takeError();
-  int64_t tiles = int64_t(cfg.gridDimX) * cfg.gridDimY;
-  cfg.gridDimX =
-      unsigned(std::min<int64_t>(tiles, int64_t(*sms) * bs::quantCtasPerSM(
-                                                       dtypeBytes(q.in))));
-  cfg.gridDimY = 1;
-  cfg.sharedMemBytes = unsigned(qs.smemBytes());
-  CUtensorMapDataType type = qs.in == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                             : qs.in == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                                   : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  // The staged kernel's second parameter; a one-tile-per-CTA kernel
+  // (BLOCKSCALE_EXP_QUANT_DIRECT) has only p, and the driver reads as many
+  // entries of `params` as the kernel has parameters.
   CUtensorMap tX;
-  if (auto e = encode(d, &tX, type, a.x,
-                      uint64_t(q.cols), uint64_t(rows),
-                      uint64_t(ldx) * dtypeBytes(q.in), 128, 128,
-                      CU_TENSOR_MAP_SWIZZLE_NONE, "the cast's input"))
-    return e;
+  std::memset(&tX, 0, sizeof(tX));
+  if (qs.staged()) {
+    // Persistent: as many CTAs as fit at once walk the 128x128 tiles,
+    // which TMA loads as boxes (zero-filled past the input's edges).
+    auto sms = currentDeviceSMs();
+    if (!sms)
+      return sms.takeError();
+    int64_t tiles = int64_t(cfg.gridDimX) * cfg.gridDimY;
+    cfg.gridDimX = unsigned(std::min<int64_t>(
+        tiles, int64_t(*sms) * bs::quantCtasPerSM(dtypeBytes(q.in))));
+    cfg.gridDimY = 1;
+    cfg.sharedMemBytes = unsigned(qs.smemBytes());
+    CUtensorMapDataType type =
+        qs.in == DType::BF16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+        : qs.in == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    if (auto e = encode(d, &tX, type, a.x, uint64_t(q.cols), uint64_t(rows),
+                        uint64_t(ldx) * dtypeBytes(q.in), 128, 128,
+                        CU_TENSOR_MAP_SWIZZLE_NONE, "the cast's input"))
+      return e;
+  }
   void *params[] = {&p, &tX};
   return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
                  "cuLaunchKernelEx");
