@@ -6,6 +6,7 @@
 #include "blockscale/Dialect/BlockScale/Transforms/TileModel.h"
 #include "blockscale/Runtime/CudaDriver.h"
 #include "blockscale/Target/Cuda/CudaEmitter.h"
+#include "Context.h"
 #include "Diagnostics.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,24 +25,7 @@
 using namespace blockscale;
 namespace mbs = mlir::blockscale;
 using blockscale::detail::Diagnostics;
-
-namespace {
-/// One MLIR context for the process; MLIR work is serialized (it takes
-/// ~1 ms), compilation is not.
-struct JitContext {
-  std::mutex mu;
-  mlir::MLIRContext ctx{mlir::MLIRContext::Threading::DISABLED};
-  JitContext() {
-    ctx.loadDialect<mbs::BlockScaleDialect, mlir::func::FuncDialect,
-                    mlir::tensor::TensorDialect>();
-  }
-  static JitContext &get() {
-    static JitContext c;
-    return c;
-  }
-};
-
-} // namespace
+using blockscale::detail::JitContext;
 
 static llvm::Error error(const std::string &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.c_str());

@@ -2,18 +2,14 @@
 
 #include "blockscale/Dialect/BlockScale/IR/BlockScale.h"
 #include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
-#include "blockscale/Dialect/BlockScale/Transforms/ShardingInterfaceImpl.h"
 #include "blockscale/JIT/Distributed.h"
+#include "Context.h"
 #include "Diagnostics.h"
 #include "blockscale/Target/Cuda/CudaEmitter.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/Extensions/ShardingExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "mlir/Dialect/Tensor/Extensions/ShardingExtensions.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -27,6 +23,7 @@
 using namespace blockscale;
 using namespace blockscale::dist;
 using blockscale::detail::Diagnostics;
+using blockscale::detail::JitContext;
 namespace mbs = mlir::blockscale;
 
 static llvm::Error err(const std::string &m) {
@@ -34,35 +31,10 @@ static llvm::Error err(const std::string &m) {
 }
 
 namespace {
-/// A context with everything a sharded program uses; MLIR work is
-/// serialized on it.
-struct PlanContext {
-  std::mutex mu;
-  mlir::MLIRContext ctx;
-  PlanContext() : ctx(makeRegistry()) { ctx.loadAllAvailableDialects(); }
-  static mlir::DialectRegistry makeRegistry() {
-    mlir::DialectRegistry r;
-    r.insert<mbs::BlockScaleDialect, mlir::func::FuncDialect,
-             mlir::tensor::TensorDialect, mlir::arith::ArithDialect,
-             mlir::shard::ShardDialect>();
-    mbs::registerShardingInterfaceExternalModels(r);
-    mlir::func::registerShardingInterfaceExternalModels(r);
-    mlir::tensor::registerShardingInterfaceExternalModels(r);
-    return r;
-  }
-  static PlanContext &get() {
-    static PlanContext c;
-    return c;
-  }
-};
-
-} // namespace
-
-namespace {
 /// One planner call: the shared context locked for its duration, a collector
 /// of its diagnostics and the program parsed into it.
 struct PlanSession {
-  PlanContext &pc = PlanContext::get();
+  JitContext &pc = JitContext::get();
   std::lock_guard<std::mutex> lock{pc.mu};
   Diagnostics diag{&pc.ctx};
   mlir::OwningOpRef<mlir::ModuleOp> module;
