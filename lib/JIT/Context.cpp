@@ -1,4 +1,5 @@
-//===- Context.cpp - the MLIR context of the JIT and the planner -*- C++ -*-===//
+//===- Context.cpp - the MLIR context of the JIT and the planner -*- C++
+//-*-===//
 
 #include "Context.h"
 #include "blockscale/Dialect/BlockScale/IR/BlockScale.h"
