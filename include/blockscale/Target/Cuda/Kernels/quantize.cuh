@@ -14,9 +14,10 @@
 // persistent and read their tiles from a shared-memory ring that TMA fills
 // ahead of use (run(p, tX)); run(p), one tile per CTA straight from global
 // memory, is kept for A/B experiments. Transposed output goes through
-// 16 KB of shared memory in 8-byte units whose index is XOR-swizzled with
-// (column / 8), so that the scattered writes are bank-conflict free, and
-// leaves it in 16-byte row segments.
+// 16 KB of shared memory (the stage its input came from) in 8-byte units
+// whose index is XOR-swizzled (swizzle()), so that the scattered writes
+// and the row reads are bank-conflict free, and leaves it in 16-byte row
+// segments.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_KERNELS_QUANTIZE_CUH
@@ -195,8 +196,8 @@ struct QuantizeTile {
   // banks. Reads: 8 lanes read 8 units of one row, a warp rows c..c+3; the
   // parity flip puts rows c, c + 1 and c + 2, c + 3 into opposite halves of
   // the banks (2 wavefronts per warp instead of 4; with the 16-byte stores
-  // of the column maxima and loads of the inverse scales, +0.2-1 point,
-  // run 19).
+  // of the column maxima and loads of the inverse scales: -0.1 to +1.0
+  // points, 2026-12-02 run 19).
   __device__ static int swizzle(int c) {
     return ((c >> 3) & 15) ^ ((c >> 1) & 1);
   }
