@@ -18,6 +18,19 @@
 // The transposed result leaves in 16-byte row segments.
 // CHECK: st.global.cs.v4.{{[bu]}}32
 
+// A cast in input order reads through the same ring and writes each
+// thread's 8 FP8 bytes of a row with one store, no shared-memory transpose.
+// CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_1x128
+// CHECK: .target sm_90a
+// CHECK: mbarrier.init.shared::cta.b64
+// CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: ld.shared.v4.u32
+// CHECK: fence.proxy.async.shared::cta;
+// CHECK: cvt.rn.satfinite.e4m3x2.f32
+// CHECK-NOT: st.shared.v2
+// CHECK: st.global.cs.v2.{{[bu]}}32
+
 // CHECK-LABEL: // ----- kernel bs_gemm_b128x128_e4m3_e4m3_bf16
 // CHECK: .target sm_90a
 // CHECK: .entry bs_gemm_b128x128_e4m3_e4m3_bf16
@@ -33,12 +46,15 @@
 // CHECK-DAG: fence.proxy.async.shared::cta
 // CHECK-DAG: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
 
-func.func @f(%x: tensor<1024x512xbf16>, %a: tensor<4096x7168xf8E4M3FN>, %as: tensor<4096x56xf32>,
-             %b: tensor<7168x4096xf8E4M3FN>, %bs: tensor<56x32xf32>) -> (tensor<1024x512xf8E4M3FN>, tensor<4096x4096xbf16>) {
+func.func @f(%x: tensor<1024x512xbf16>, %y: tensor<1024x512xbf16>, %a: tensor<4096x7168xf8E4M3FN>, %as: tensor<4096x56xf32>,
+             %b: tensor<7168x4096xf8E4M3FN>, %bs: tensor<56x32xf32>)
+    -> (tensor<1024x512xf8E4M3FN>, tensor<1024x512xf8E4M3FN>, tensor<4096x4096xbf16>) {
   %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_128x1>, layout = #blockscale.layout<col_major>}
       : tensor<1024x512xbf16> -> tensor<1024x512xf8E4M3FN>, tensor<8x512xf32>
+  %qy, %sy = blockscale.quantize %y {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<1024x512xbf16> -> tensor<1024x512xf8E4M3FN>, tensor<1024x4xf32>
   %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
          a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
       : tensor<4096x7168xf8E4M3FN>, tensor<4096x56xf32>, tensor<7168x4096xf8E4M3FN>, tensor<56x32xf32> -> tensor<4096x4096xbf16>
-  return %q, %c : tensor<1024x512xf8E4M3FN>, tensor<4096x4096xbf16>
+  return %q, %qy, %c : tensor<1024x512xf8E4M3FN>, tensor<1024x512xf8E4M3FN>, tensor<4096x4096xbf16>
 }
