@@ -24,8 +24,13 @@
 #include "blockscale/Dialect/BlockScale/Transforms/ShardingInterfaceImpl.h"
 #include "blockscale/Dialect/BlockScale/IR/BlockScale.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Extensions/ShardingExtensions.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Extensions/ShardingExtensions.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -301,4 +306,13 @@ void mlir::blockscale::registerShardingInterfaceExternalModels(
     MatmulOp::attachInterface<MatmulShardingModel>(*ctx);
     QuantizeOp::attachInterface<QuantizeShardingModel>(*ctx);
   });
+}
+
+void mlir::blockscale::registerBlockScaleProgramDialects(
+    DialectRegistry &registry) {
+  registry.insert<BlockScaleDialect, arith::ArithDialect, func::FuncDialect,
+                  tensor::TensorDialect, shard::ShardDialect>();
+  registerShardingInterfaceExternalModels(registry);
+  func::registerShardingInterfaceExternalModels(registry);
+  tensor::registerShardingInterfaceExternalModels(registry);
 }

@@ -19,6 +19,12 @@ class QuantizeOp;
 /// depend on the shard dialect).
 void registerShardingInterfaceExternalModels(DialectRegistry &registry);
 
+/// Everything a (sharded) blockscale program uses: the blockscale, func,
+/// tensor, arith and shard dialects, and the sharding interfaces of
+/// blockscale, func and tensor ops. blockscale-opt and the JIT's context
+/// register the same set.
+void registerBlockScaleProgramDialects(DialectRegistry &registry);
+
 /// How many devices split each loop of a matmul (M, N, K) or each logical
 /// dimension of a quantize result, given the grid axes assigned to it.
 struct ShardCounts {
