@@ -1,5 +1,4 @@
-//===- DynamicLibrary.h - dlopen with candidates and symbol checks -*- C++
-//-*-===//
+//===- DynamicLibrary.h - dlopen, candidates, symbol checks -----*- C++ -*-===//
 //
 // libcuda, NVRTC and NCCL are all opened at run time, so that everything but
 // running kernels (and collectives) works on a machine without them. This is
