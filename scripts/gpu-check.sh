@@ -182,6 +182,32 @@ halfpipe() {
   done
 }
 
+# Promotion experiments, timed after a 3 s warm-up so that clocks are
+# near their sustained (power-limited) level; each variant twice, in
+# alternation, to show drift.
+exp_promote() {
+  local t
+  run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=128,cluster=2 --define BS_GEMM_HALF_PIPE=128
+  run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=160,cluster=2 --define BS_GEMM_HALF_PIPE=128 --form wgrad
+  run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=128 --define BS_EXP_YIELD=4
+  run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=192 --define BS_EXP_YIELD=4 --define BS_EXP_YIELD_KIND=1
+  local s v
+  for s in "4096 7168 16384 fwd" "16384 14336 4096 fwd" "14336 4096 16384 wgrad"; do
+    set -- $s
+    $GEN --run --no-check --iters 3000 --m $1 --n $2 --k $3 --form $4 --force-tile bm=128,bn=128 > /dev/null 2>&1
+    for rep in 1 2; do
+      for v in "bm=128,bn=128" "bm=128,bn=128 --define BS_EXP_YIELD=4" "bm=128,bn=128 --define BS_EXP_YIELD=2" \
+               "bm=128,bn=128 --define BS_EXP_YIELD=4 --define BS_EXP_YIELD_KIND=1" \
+               "bm=128,bn=192" "bm=128,bn=192 --define BS_EXP_YIELD=4" \
+               "bm=128,bn=128,cluster=2" "bm=128,bn=128,cluster=2 --define BS_GEMM_HALF_PIPE=128" \
+               "bm=128,bn=160,cluster=2 --define BS_GEMM_HALF_PIPE=128"; do
+        echo "== $s $v" | tee -a "$OUT/check.log"
+        run 120 $GEN --run --no-check --iters 300 --m $1 --n $2 --k $3 --form $4 --force-tile $v
+      done
+    done
+  done
+}
+
 sass() {
   $GEN --m 4096 --n 4096 --k 4096 --emit cubin -o "$OUT/gemm.cubin" 2>&1 | tee -a "$OUT/check.log"
   if command -v cuobjdump >/dev/null; then
@@ -352,6 +378,7 @@ case "$mode" in
   profile) profile ;;
   explore) explore ;;
   halfpipe) halfpipe ;;
+  exp_promote) exp_promote ;;
   release1) release1 ;;
   release2) release2 ;;
   cast_time) cast_time ;;

@@ -113,7 +113,7 @@ struct GemmSm90 {
   // multiple of 16).
 #ifdef BS_GEMM_HALF_PIPE
   static constexpr bool kHalfPipe =
-      BN >= BS_GEMM_HALF_PIPE && BN % 32 == 0 && CLUSTER == 1;
+      BN >= BS_GEMM_HALF_PIPE && BN % 32 == 0;
 #else
   static constexpr bool kHalfPipe = false;
 #endif
@@ -331,6 +331,24 @@ struct GemmSm90 {
     wgmmaCommit();
   }
 
+#ifdef BS_EXP_YIELD
+  // Experiment: after every BS_EXP_YIELD column groups of the promotion, let
+  // the scheduler switch warps (the other warpgroup's wgmma issue waits
+  // behind a long FFMA run otherwise).
+  __device__ __forceinline__ static void expYield(float (&acc)[kAcc], int j) {
+    if (j % BS_EXP_YIELD == BS_EXP_YIELD - 1) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        fenceOperand(acc[4 * j + e]);
+#if BS_EXP_YIELD_KIND == 1
+      __syncwarp();
+#else
+      asm volatile("nanosleep.u32 0;");
+#endif
+    }
+  }
+#endif
+
   // acc += t * scales: the FP32 promotion of one K-block. SJ is the first
   // 8-column group of the tile that lies in the next 128-wide scale block of
   // B; it is a template argument so that each column's scale is known at
@@ -349,6 +367,9 @@ struct GemmSm90 {
         acc[4 * j + 1] += t[4 * j + 1] * s0;
         acc[4 * j + 2] += t[4 * j + 2] * s1;
         acc[4 * j + 3] += t[4 * j + 3] * s1;
+#ifdef BS_EXP_YIELD
+        expYield(acc, j);
+#endif
       }
     } else {
       const float *sbv =
@@ -511,6 +532,9 @@ struct GemmSm90 {
         acc[4 * j + 1] += t[4 * jh + 1] * s0;
         acc[4 * j + 2] += t[4 * jh + 2] * s1;
         acc[4 * j + 3] += t[4 * jh + 3] * s1;
+#ifdef BS_EXP_YIELD
+        expYield(acc, j);
+#endif
       }
     } else {
       const float *sbv =
