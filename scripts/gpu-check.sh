@@ -157,57 +157,6 @@ profile_source() {
   sed -n '/Warp Stall Sampling/,+40p' "$OUT/ncu_source.txt" | head -60
 }
 
-# Half-tile pipeline (BS_GEMM_HALF_PIPE=<smallest BN>) against the default
-# main loops: correctness over tiles and tails, then both timed in one run.
-halfpipe() {
-  local HP="--define BS_GEMM_HALF_PIPE=${HP_MIN_BN:-160}" t
-  for t in bm=128,bn=160 bm=128,bn=192 bm=64,bn=192; do
-    run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t $HP
-    run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t --form wgrad $HP
-  done
-  run 120 $GEN --run --debug-hang --iters 0 --m 512 --n 520 --k 1024 --force-tile bm=128,bn=192 --form wgrad --out-dtype f32 --accumulate $HP
-  run 120 $GEN --run --debug-hang --iters 0 --m 129 --n 1000 --k 4096 --force-tile bm=128,bn=160,splits=3 $HP
-  run 120 $GEN --run --debug-hang --iters 0 --m 333 --n 2112 --k 1040 --force-tile bm=128,bn=128 --define BS_GEMM_HALF_PIPE=128
-  local s f
-  for s in "4096 7168 16384 fwd" "4096 4096 7168 fwd" "16384 14336 4096 fwd" "4096 24576 1536 fwd" "4096 2112 7168 fwd" "14336 4096 16384 wgrad"; do
-    set -- $s
-    for t in bm=128,bn=128 bm=128,bn=160 bm=128,bn=192; do
-      for f in "" "$HP" "--define BS_GEMM_HALF_PIPE=128"; do
-        [ "$t" != bm=128,bn=128 ] && [ "$f" = "--define BS_GEMM_HALF_PIPE=128" ] && continue
-        [ "$t" = bm=128,bn=128 ] && [ "$f" = "$HP" ] && continue
-        echo "== $s $t ${f:-default}" | tee -a "$OUT/check.log"
-        run 120 $GEN --run --iters 50 --check-rows 64 --m $1 --n $2 --k $3 --form $4 --force-tile $t $f
-      done
-    done
-  done
-}
-
-# Promotion experiments, timed after a 3 s warm-up so that clocks are
-# near their sustained (power-limited) level; each variant twice, in
-# alternation, to show drift.
-exp_promote() {
-  local t
-  run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=128,cluster=2 --define BS_GEMM_HALF_PIPE=128
-  run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=160,cluster=2 --define BS_GEMM_HALF_PIPE=128 --form wgrad
-  run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=128 --define BS_EXP_YIELD=4
-  run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=192 --define BS_EXP_YIELD=4 --define BS_EXP_YIELD_KIND=1
-  local s v
-  for s in "4096 7168 16384 fwd" "16384 14336 4096 fwd" "14336 4096 16384 wgrad"; do
-    set -- $s
-    $GEN --run --no-check --iters 3000 --m $1 --n $2 --k $3 --form $4 --force-tile bm=128,bn=128 > /dev/null 2>&1
-    for rep in 1 2; do
-      for v in "bm=128,bn=128" "bm=128,bn=128 --define BS_EXP_YIELD=4" "bm=128,bn=128 --define BS_EXP_YIELD=2" \
-               "bm=128,bn=128 --define BS_EXP_YIELD=4 --define BS_EXP_YIELD_KIND=1" \
-               "bm=128,bn=192" "bm=128,bn=192 --define BS_EXP_YIELD=4" \
-               "bm=128,bn=128,cluster=2" "bm=128,bn=128,cluster=2 --define BS_GEMM_HALF_PIPE=128" \
-               "bm=128,bn=160,cluster=2 --define BS_GEMM_HALF_PIPE=128"; do
-        echo "== $s $v" | tee -a "$OUT/check.log"
-        run 120 $GEN --run --no-check --iters 300 --m $1 --n $2 --k $3 --form $4 --force-tile $v
-      done
-    done
-  done
-}
-
 sass() {
   $GEN --m 4096 --n 4096 --k 4096 --emit cubin -o "$OUT/gemm.cubin" 2>&1 | tee -a "$OUT/check.log"
   if command -v cuobjdump >/dev/null; then
@@ -377,8 +326,6 @@ case "$mode" in
   python) python_tests ;;
   profile) profile ;;
   explore) explore ;;
-  halfpipe) halfpipe ;;
-  exp_promote) exp_promote ;;
   release1) release1 ;;
   release2) release2 ;;
   cast_time) cast_time ;;

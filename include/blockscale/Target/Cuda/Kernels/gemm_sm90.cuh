@@ -107,18 +107,6 @@ struct GemmSm90 {
 #else
   static constexpr bool kPipeline = BN <= 128 && CLUSTER == 1;
 #endif
-  // Wider tiles: the K-block's wgmmas are issued as two column halves into
-  // two half accumulators, so that one half is promoted while the other
-  // runs (same registers as one full accumulator; wgmma N must stay a
-  // multiple of 16).
-#ifdef BS_GEMM_HALF_PIPE
-  static constexpr bool kHalfPipe =
-      BN >= BS_GEMM_HALF_PIPE && BN % 32 == 0;
-#else
-  static constexpr bool kHalfPipe = false;
-#endif
-  static constexpr int kHalf = BN / 2;   // columns per half
-  static constexpr int kAccH = kAcc / 2; // f32 per thread per half
 
   static constexpr u32 kTxBytes =
       kABytes + kBBytes + BM * 4 + (WGRAD ? BN * 4 : 0);
@@ -331,24 +319,6 @@ struct GemmSm90 {
     wgmmaCommit();
   }
 
-#ifdef BS_EXP_YIELD
-  // Experiment: after every BS_EXP_YIELD column groups of the promotion, let
-  // the scheduler switch warps (the other warpgroup's wgmma issue waits
-  // behind a long FFMA run otherwise).
-  __device__ __forceinline__ static void expYield(float (&acc)[kAcc], int j) {
-    if (j % BS_EXP_YIELD == BS_EXP_YIELD - 1) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        fenceOperand(acc[4 * j + e]);
-#if BS_EXP_YIELD_KIND == 1
-      __syncwarp();
-#else
-      asm volatile("nanosleep.u32 0;");
-#endif
-    }
-  }
-#endif
-
   // acc += t * scales: the FP32 promotion of one K-block. SJ is the first
   // 8-column group of the tile that lies in the next 128-wide scale block of
   // B; it is a template argument so that each column's scale is known at
@@ -367,9 +337,6 @@ struct GemmSm90 {
         acc[4 * j + 1] += t[4 * j + 1] * s0;
         acc[4 * j + 2] += t[4 * j + 2] * s1;
         acc[4 * j + 3] += t[4 * j + 3] * s1;
-#ifdef BS_EXP_YIELD
-        expYield(acc, j);
-#endif
       }
     } else {
       const float *sbv =
@@ -495,124 +462,6 @@ struct GemmSm90 {
     }
   }
 
-  // The four k32 wgmmas of column half H of the K-block in `stage`: B rows
-  // [H * BN/2, (H + 1) * BN/2) start H * BN/2 * 128 bytes into the stage
-  // (a whole number of 1024-byte swizzle atoms for BN % 32 == 0).
-  template <int H>
-  __device__ __forceinline__ static void issueHalf(u32 base, int stage, int wg,
-                                                   float (&t)[kAccH]) {
-    const u64 descA =
-        smemDescSw128(base + kOffA + stage * kABytes + wg * 64 * BK);
-    const u64 descB =
-        smemDescSw128(base + kOffB + stage * kBBytes + H * kHalf * BK);
-    wgmmaFence();
-#pragma unroll
-    for (int kk = 0; kk < BK / 32; ++kk)
-      WgmmaFp8<kHalf>::mma(t, descA + 2 * kk, descB + 2 * kk, kk > 0);
-    wgmmaCommit();
-  }
-
-  // promote() for column half H: register 4j' + e of the half's fragment is
-  // register 4(j' + H * BN/16) + e of the full tile's.
-  template <int SJ, int H>
-  __device__ __forceinline__ static void
-  promoteHalf(float (&acc)[kAcc], float (&t)[kAccH], const BlockScales &s,
-              const unsigned char *smem, int stage, int c0) {
-#pragma unroll
-    for (int i = 0; i < kAccH; ++i)
-      fenceOperand(t[i]);
-    constexpr int J0 = H * kHalf / 8;
-    if (!WGRAD) {
-#pragma unroll
-      for (int jh = 0; jh < kHalf / 8; ++jh) {
-        const int j = J0 + jh;
-        const bool hi = j >= SJ;
-        const float s0 = hi ? s.hi0 : s.lo0, s1 = hi ? s.hi1 : s.lo1;
-        acc[4 * j + 0] += t[4 * jh + 0] * s0;
-        acc[4 * j + 1] += t[4 * jh + 1] * s0;
-        acc[4 * j + 2] += t[4 * jh + 2] * s1;
-        acc[4 * j + 3] += t[4 * jh + 3] * s1;
-#ifdef BS_EXP_YIELD
-        expYield(acc, j);
-#endif
-      }
-    } else {
-      const float *sbv =
-          reinterpret_cast<const float *>(smem + kOffSB + stage * kSBStage);
-#pragma unroll
-      for (int jh = 0; jh < kHalf / 8; ++jh) {
-        const int j = J0 + jh;
-        const float2 b = *reinterpret_cast<const float2 *>(sbv + 8 * j + c0);
-        acc[4 * j + 0] += t[4 * jh + 0] * (s.lo0 * b.x);
-        acc[4 * j + 1] += t[4 * jh + 1] * (s.lo0 * b.y);
-        acc[4 * j + 2] += t[4 * jh + 2] * (s.lo1 * b.x);
-        acc[4 * j + 3] += t[4 * jh + 3] * (s.lo1 * b.y);
-      }
-    }
-  }
-
-  // Main loop of the half-tile pipeline: half 0 of a K-block is promoted
-  // while its half 1 runs, and half 1 while half 0 of the next K-block runs,
-  // so the tensor cores always have this warpgroup's next wgmmas queued.
-  // Written like mainloopPipelined over half-blocks ("units"; unit u is
-  // half u % 2 of K-block kb0 + u / 2), with static names for the two half
-  // accumulators and no wgmma or wait on a conditional path. The tail keeps
-  // both outcomes of "is a unit left after the pairs", although with an
-  // even unit count one is never taken: without it (one unconditional
-  // tail) ptxas serializes every wgmma of the kernel ("non wgmma
-  // instructions reading accumulator registers of a wgmma", CUDA 13.0).
-  template <int SJ>
-  __device__ __forceinline__ static void
-  mainloopHalf(const GemmParams &p, u32 base, const unsigned char *smem,
-               const float *sSA, int wg, int r0, int c0, int lane, int rank,
-               const Unit &w, const TileScales &ts, float (&acc)[kAcc],
-               int &stage, u32 &phase) {
-    float t0[kAccH], t1[kAccH];
-    mbarWait(fullBar(base, stage), phase);
-    issueHalf<0>(base, stage, wg, t0);
-    BlockScales cur = loadScales(p, sSA, stage, wg, r0, w.kb0, ts);
-    int curStage = stage;
-    // Opaque to the compiler, so that the tail below keeps both branches.
-    int units;
-    asm volatile("mov.b32 %0, %1;" : "=r"(units) : "r"(2 * (w.kb1 - w.kb0)));
-    int u = 1, kb = w.kb0;
-    for (; u + 1 < units; u += 2, ++kb) {
-      // Unit u: half 1 of kb, from the stage half 0 came from.
-      issueHalf<1>(base, curStage, wg, t1);
-      wgmmaWait<1>();
-      promoteHalf<SJ, 0>(acc, t0, cur, smem, curStage, c0);
-      advance(stage, phase);
-      // Unit u + 1: half 0 of kb + 1.
-      mbarWait(fullBar(base, stage), phase);
-      issueHalf<0>(base, stage, wg, t0);
-      const BlockScales next = loadScales(p, sSA, stage, wg, r0, kb + 1, ts);
-      wgmmaWait<1>();
-      if (!WGRAD)
-        release(base, curStage, lane, rank);
-      promoteHalf<SJ, 1>(acc, t1, cur, smem, curStage, c0);
-      if (WGRAD)
-        release(base, curStage, lane, rank);
-      cur = next;
-      curStage = stage;
-    }
-    if (u < units) {
-      issueHalf<1>(base, curStage, wg, t1);
-      wgmmaWait<1>();
-      promoteHalf<SJ, 0>(acc, t0, cur, smem, curStage, c0);
-      wgmmaWait<0>();
-      if (!WGRAD)
-        release(base, curStage, lane, rank);
-      promoteHalf<SJ, 1>(acc, t1, cur, smem, curStage, c0);
-      if (WGRAD)
-        release(base, curStage, lane, rank);
-    } else { // not reached: the unit count is even
-      wgmmaWait<0>();
-      promoteHalf<SJ, 0>(acc, t0, cur, smem, curStage, c0);
-      release(base, curStage, lane, rank);
-    }
-    advance(stage, phase);
-  }
-
   // Runs the main loop instantiated for the tile's split SJ (a multiple of
   // kSplitStep in [kSplitStep, kSplitAll]; WGRAD has none).
   template <int SJ = (WGRAD ? kSplitAll : kSplitStep)>
@@ -627,11 +476,6 @@ struct GemmSm90 {
                                   w, ts, acc, stage, phase);
         return;
       }
-    }
-    if constexpr (kHalfPipe) {
-      mainloopHalf<SJ>(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts, acc,
-                       stage, phase);
-      return;
     }
 #ifdef BS_EXP_NO_PROMOTE
     if (false)
