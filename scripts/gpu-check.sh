@@ -157,24 +157,6 @@ profile_source() {
   sed -n '/Warp Stall Sampling/,+40p' "$OUT/ncu_source.txt" | head -60
 }
 
-# L2 eviction-policy experiments for the casts: each variant checked
-# bit-exact (a transposing cast with tails, one in input order), then the
-# cast bench; the plain kernels first and last to show drift.
-casts_l2() {
-  # ';'-separated define sets, an empty one for the kernels as shipped
-  local v vs
-  IFS=';' read -r -a vs <<< "${CASTS_L2_VARIANTS:-;BS_EXP_Q_STL2;BS_EXP_Q_LDEF;BS_EXP_Q_STL2 BS_EXP_Q_LDEF;}"
-  for v in "${vs[@]}" ""; do
-    echo "=== variant ${v:-main}" | tee -a "$OUT/check.log"
-    export BLOCKSCALE_EXP_DEFINES="$v"
-    run 120 $GEN --op quantize --run --iters 0 --rows 1008 --cols 2112 --recipe 128x1 --col-major
-    run 120 $GEN --op quantize --run --iters 0 --rows 1008 --cols 2112 --recipe 1x128 --transpose
-    run 120 $GEN --op quantize --run --iters 0 --rows 1008 --cols 2112 --recipe 1x128
-    run 200 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_quant.py --json "$OUT/bench_quant_${v// /_}.json"
-  done
-  unset BLOCKSCALE_EXP_DEFINES
-}
-
 sass() {
   $GEN --m 4096 --n 4096 --k 4096 --emit cubin -o "$OUT/gemm.cubin" 2>&1 | tee -a "$OUT/check.log"
   if command -v cuobjdump >/dev/null; then
@@ -344,7 +326,6 @@ case "$mode" in
   python) python_tests ;;
   profile) profile ;;
   explore) explore ;;
-  casts_l2) casts_l2 ;;
   release1) release1 ;;
   release2) release2 ;;
   cast_time) cast_time ;;

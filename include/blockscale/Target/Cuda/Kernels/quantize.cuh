@@ -142,27 +142,8 @@ struct QuantizeTile {
     // transaction bytes, so every stage expects a full tile.
     auto fill = [&](int tile, int s) {
       mbarArriveExpectTx(barAddr + 8 * s, kTileBytes);
-#if defined(BS_EXP_Q_LDEF) || defined(BS_EXP_Q_LDEL)
-      // Experiment: an L2 eviction priority for the input (read once).
-      u64 pol;
-#ifdef BS_EXP_Q_LDEF
-      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"
-                   : "=l"(pol));
-#else
-      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;"
-                   : "=l"(pol));
-#endif
-      asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
-                   "complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4}], "
-                   "[%2], %5;" ::"r"(ringAddr + s * kTileBytes),
-                   "l"(reinterpret_cast<u64>(&tX)), "r"(barAddr + 8 * s),
-                   "r"((tile % tilesX) * 128), "r"((tile / tilesX) * 128),
-                   "l"(pol)
-                   : "memory");
-#else
       tmaLoad2d(ringAddr + s * kTileBytes, tX, barAddr + 8 * s,
                 (tile % tilesX) * 128, (tile / tilesX) * 128);
-#endif
     };
     if (t == 0) {
       for (int s = 0; s < kQuantStages; ++s)
@@ -401,23 +382,9 @@ struct QuantizeTile {
             qs + c * 128 + (((2 * u2) ^ sw) * 8));
         const uint2 b = *reinterpret_cast<const uint2 *>(
             qs + c * 128 + (((2 * u2 + 1) ^ sw) * 8));
-#ifdef BS_EXP_Q_STL2
-        // Experiment: keep the scattered 128-byte pieces of the transposed
-        // rows in L2 (evict_last) so that neighbouring pieces written by
-        // later tiles leave for DRAM together.
-        u64 pol;
-        asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;"
-                     : "=l"(pol));
-        asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, "
-                     "%5;" ::"l"(q + static_cast<long long>(outRow) * p.ldq +
-                                 outCol),
-                     "r"(a.x), "r"(a.y), "r"(b.x), "r"(b.y), "l"(pol)
-                     : "memory");
-#else
         __stcs(reinterpret_cast<uint4 *>(
                    q + static_cast<long long>(outRow) * p.ldq + outCol),
                make_uint4(a.x, a.y, b.x, b.y));
-#endif
       }
     }
   }
