@@ -157,6 +157,26 @@ profile_source() {
   sed -n '/Warp Stall Sampling/,+40p' "$OUT/ncu_source.txt" | head -60
 }
 
+# What the consumers execute: SASS of the two main loops (bn 128 with the
+# two-accumulator loop, bn 192 with the simple one) and ncu's instruction
+# mix and stall sampling for each; everything tarred into $OUT.
+inspect() {
+  local NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  local d="$OUT/inspect" t
+  mkdir -p "$d"
+  for t in 128 192; do
+    $GEN --m 4096 --n 7168 --k 4096 --force-tile bm=128,bn=$t --emit cubin -o "$d/bn$t.cubin" 2>&1 | tail -1
+    command -v cuobjdump >/dev/null && cuobjdump --dump-sass "$d/bn$t.cubin" > "$d/bn$t.sass" 2>&1
+    [ -n "$NCU" ] && timeout 120 "$NCU" --clock-control none -k regex:bs_gemm -c 1 \
+      --section SpeedOfLight --section InstructionStats --section WarpStateStats \
+      --section SchedulerStats --section SourceCounters \
+      $GEN --run --iters 0 --check-rows 8 --m 4096 --n 7168 --k 4096 --force-tile bm=128,bn=$t \
+      > "$d/ncu_bn$t.txt" 2>&1
+    grep -E "Duration|Issued Ipc|Issue Slots|No Eligible|Warp Cycles Per Issued" "$d/ncu_bn$t.txt"
+  done
+  tar -C "$OUT" -czf "$OUT/inspect.tgz" inspect && rm -rf "$d"
+}
+
 sass() {
   $GEN --m 4096 --n 4096 --k 4096 --emit cubin -o "$OUT/gemm.cubin" 2>&1 | tee -a "$OUT/check.log"
   if command -v cuobjdump >/dev/null; then
@@ -326,6 +346,7 @@ case "$mode" in
   python) python_tests ;;
   profile) profile ;;
   explore) explore ;;
+  inspect) inspect ;;
   release1) release1 ;;
   release2) release2 ;;
   cast_time) cast_time ;;
