@@ -177,31 +177,6 @@ inspect() {
   tar -C "$OUT" -czf "$OUT/inspect.tgz" inspect && rm -rf "$d"
 }
 
-# The last wave's K-split (planGemmSplits): checked where it applies (fwd,
-# wgrad, f32 +=, tails in M/N/K, 3 and 5 ways), the tile-chosen split-K
-# beside it, then timed against BLOCKSCALE_NO_TAIL_SPLIT=1 after a warm-up,
-# then the Python GEMM tests.
-tailsplit() {
-  run 120 $GEN --run --iters 0 --check-rows 48 --m 4096 --n 2112 --k 7168
-  run 120 $GEN --run --iters 0 --check-rows 48 --m 4096 --n 2112 --k 7168 --form wgrad --force-tile bm=128,bn=192
-  run 120 $GEN --run --iters 0 --check-rows 48 --m 4096 --n 2112 --k 7168 --form wgrad --force-tile bm=128,bn=192 --out-dtype f32 --accumulate
-  run 120 $GEN --run --iters 0 --check-rows 48 --m 4000 --n 2000 --k 7000 --force-tile bm=128,bn=192
-  run 120 $GEN --run --iters 0 --check-rows 24 --m 4096 --n 7168 --k 16384 --force-tile bm=128,bn=128
-  run 120 $GEN --run --iters 0 --m 129 --n 1000 --k 4096 --force-tile splits=3
-  run 120 $GEN --run --iters 0 --m 128 --n 2112 --k 7168
-  local s v
-  $GEN --run --no-check --iters 3000 --m 4096 --n 7168 --k 16384 --force-tile bm=128,bn=128 > /dev/null 2>&1
-  for rep in 1 2; do
-    for s in "4096 2112 7168 bm=128,bn=192" "4096 7168 16384 bm=128,bn=128"; do
-      set -- $s
-      for v in 0 1; do
-        run 120 env BLOCKSCALE_NO_TAIL_SPLIT=$v $GEN --run --no-check --iters 200 --m $1 --n $2 --k $3 --force-tile $4
-      done
-    done
-  done
-  run 300 env PYTHONPATH=python python3 -m pytest -q -x -p no:cacheprovider test/gpu/test_python_ops.py -k "scaled_mm or graph or dynamic"
-}
-
 sass() {
   $GEN --m 4096 --n 4096 --k 4096 --emit cubin -o "$OUT/gemm.cubin" 2>&1 | tee -a "$OUT/check.log"
   if command -v cuobjdump >/dev/null; then
@@ -371,7 +346,6 @@ case "$mode" in
   python) python_tests ;;
   profile) profile ;;
   explore) explore ;;
-  tailsplit) tailsplit ;;
   inspect) inspect ;;
   release1) release1 ;;
   release2) release2 ;;

@@ -225,71 +225,17 @@ static Geometry epilogueGeometry(const GemmKernelSpec &s) {
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
 
-static bool tailSplitDisabled() {
-  const char *e = std::getenv("BLOCKSCALE_NO_TAIL_SPLIT");
-  return e && *e && std::string(e) != "0";
-}
-
-GemmSplitPlan blockscale::planGemmSplits(const GemmKernelSpec &spec,
-                                         const GemmLaunchConfig &launch,
-                                         int64_t m, int64_t n, int64_t k,
-                                         int64_t slots) {
-  GemmSplitPlan plan;
-  int64_t kBlocks = ceilDiv(k, 128);
-  if (m <= 0 || kBlocks <= 0)
-    return plan;
-  if (launch.splits > 1) {
-    plan.splits = std::max<int64_t>(1, std::min<int64_t>(launch.splits, kBlocks));
-    return plan;
-  }
-  if (spec.cluster > 1 || slots <= 0 || tailSplitDisabled())
-    return plan;
-  int64_t groups = ceilDiv(m, spec.bm) * ceilDiv(ceilDiv(n, spec.bn), spec.cluster);
-  int64_t waves = groups / slots, rem = groups % slots;
-  if (waves < 1 || rem == 0)
-    return plan;
-  // Makespan in K-block times: the unsplit launch ends after waves + 1
-  // tiles. A split unit also writes its f32 partial (about one K-block's
-  // time for these tiles) and the last of a tile's units reads the others.
-  int64_t best = (waves + 1) * kBlocks * 49 / 50; // a 2 % gain at least
-  for (int64_t j = 0; j <= 1; ++j) {
-    int64_t tail = rem + j * slots;
-    for (int64_t s = 2; s <= 8 && kBlocks / s >= 4; ++s) {
-      int64_t unitWaves = ceilDiv(tail * s, slots);
-      int64_t t = (waves - j) * kBlocks +
-                  unitWaves * (ceilDiv(kBlocks, s) + 1) + (s - 1);
-      if (t < best) {
-        best = t;
-        plan.splitFrom = groups - tail;
-        plan.splits = s;
-      }
-    }
-  }
-  return plan;
-}
-
 size_t blockscale::gemmWorkspaceBytes(const GemmKernelSpec &spec,
                                       const GemmLaunchConfig &launch,
-                                      int64_t m, int64_t n, int64_t k,
-                                      int64_t slots) {
-  if (slots < 0) {
-    auto sms = currentDeviceSMs();
-    if (sms)
-      slots = *sms;
-    else {
-      llvm::consumeError(sms.takeError());
-      slots = 0;
-    }
-  }
-  GemmSplitPlan plan = planGemmSplits(spec, launch, m, n, k, slots);
-  if (plan.splits <= 1)
+                                      int64_t m, int64_t n, int64_t k) {
+  int64_t kBlocks = ceilDiv(k, 128);
+  int64_t splits = std::min<int64_t>(launch.splits, kBlocks);
+  if (splits <= 1 || m <= 0)
     return 0;
-  // Split tiles are numbered per cluster group from the first split one
-  // (see GemmSm90::decode).
-  int64_t groups = ceilDiv(m, spec.bm) * ceilDiv(ceilDiv(n, spec.bn), spec.cluster);
-  int64_t tiles = (groups - plan.splitFrom) * spec.cluster;
-  size_t partials =
-      size_t(tiles) * plan.splits * spec.bm * spec.bn * sizeof(float);
+  // Tiles are numbered per cluster group (see GemmSm90::decode).
+  int64_t tiles = ceilDiv(m, spec.bm) *
+                  ceilDiv(ceilDiv(n, spec.bn), spec.cluster) * spec.cluster;
+  size_t partials = size_t(tiles) * splits * spec.bm * spec.bn * sizeof(float);
   return bs::kSplitKCounterBytes + partials;
 }
 
@@ -328,12 +274,9 @@ struct Workspace {
 };
 } // namespace
 
-/// The runtime's workspace of at least `bytes` for `stream`; nullptr when
-/// it would have to grow and `mayGrow` is false (a stream being captured
-/// into a CUDA graph, where cuMemAlloc is not allowed).
 static llvm::Expected<void *> runtimeWorkspace(const CudaDriver &d,
                                                size_t bytes, CUstream stream,
-                                               bool mayGrow) {
+                                               size_t counterOffset) {
   static std::mutex mu;
   static std::map<std::pair<CUcontext, CUstream>, Workspace> pool;
   CUcontext ctx;
@@ -341,8 +284,6 @@ static llvm::Expected<void *> runtimeWorkspace(const CudaDriver &d,
   std::lock_guard<std::mutex> lock(mu);
   Workspace &w = pool[{ctx, stream}];
   if (w.bytes < bytes) {
-    if (!mayGrow)
-      return nullptr;
     if (w.ptr) {
       d.cuStreamSynchronize(stream);
       d.cuMemFree_v2(w.ptr);
@@ -358,6 +299,7 @@ static llvm::Expected<void *> runtimeWorkspace(const CudaDriver &d,
       return std::move(e);
     w.bytes = want;
   }
+  (void)counterOffset;
   return reinterpret_cast<void *>(w.ptr);
 }
 
@@ -496,66 +438,42 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
   p.kBlocks = int(kBlocks);
   p.tilesM = int(ceilDiv(m, s.bm));
   p.tilesN = int(ceilDiv(n, s.bn));
+  p.splits = int(std::max<int64_t>(1, std::min<int64_t>(launch.splits, kBlocks)));
   p.raster = std::max(1, launch.raster);
   p.sb = s.wgrad() ? nullptr : a.sb;
   p.sbStrideK = sbK;
   p.sbStrideN = sbN;
-
-  auto sms = currentDeviceSMs();
-  if (!sms)
-    return sms.takeError();
-  int64_t groups = int64_t(p.tilesM) * ceilDiv(p.tilesN, s.cluster);
-  GemmSplitPlan plan = planGemmSplits(s, launch, m, n, k, *sms);
-  if (plan.splits > 1) {
-    size_t need = gemmWorkspaceBytes(s, launch, m, n, k, *sms);
+  if (p.splits > 1) {
+    size_t need = gemmWorkspaceBytes(s, launch, m, n, k);
     void *ws = a.workspace;
-    if (ws && a.workspaceBytes < need) {
-      if (launch.splits > 1)
-        return err(llvm::formatv("launchGemm: the workspace has {0} bytes but "
-                                 "split-K needs {1}",
-                                 a.workspaceBytes, need));
-      // The last wave's split is an optimization: without room for it
-      // (e.g. a workspace sized before it existed) every tile runs whole.
-      plan = GemmSplitPlan();
-    } else if (!ws) {
-      // The runtime's own workspace cannot grow while the stream is captured
-      // into a CUDA graph (no allocation there): a last-wave split then runs
-      // unsplit; a tile that must be split needs a warm-up launch first.
-      CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-      if (auto e = d.check(d.cuStreamIsCapturing(stream, &capture),
-                           "cuStreamIsCapturing"))
-        return e;
-      auto w = runtimeWorkspace(d, need, stream,
-                                capture == CU_STREAM_CAPTURE_STATUS_NONE);
+    if (ws && a.workspaceBytes < need)
+      return err(llvm::formatv("launchGemm: the workspace has {0} bytes but "
+                               "split-K needs {1}",
+                               a.workspaceBytes, need));
+    if (!ws) {
+      auto w = runtimeWorkspace(d, need, stream, 0);
       if (!w)
         return w.takeError();
       ws = *w;
-      if (!ws && launch.splits > 1)
-        return err(llvm::formatv(
-            "launchGemm: split-K needs a {0}-byte workspace, which cannot be "
-            "allocated while the stream is being captured into a CUDA graph; "
-            "launch this shape once before capturing or pass a workspace",
-            need));
-      if (!ws)
-        plan = GemmSplitPlan();
     }
-    int64_t tiles = (groups - plan.splitFrom) * s.cluster;
-    if (plan.splits > 1 && tiles * (s.bm / 64) > bs::kSplitKCounterSlots)
+    int64_t tiles = int64_t(p.tilesM) * ceilDiv(p.tilesN, s.cluster) * s.cluster;
+    if (tiles * (s.bm / 64) > bs::kSplitKCounterSlots)
       return err(llvm::formatv("launchGemm: split-K over {0} tiles needs {1} "
                                "arrival counters but the workspace has {2}; "
                                "use splits = 1 for this shape",
                                tiles, tiles * (s.bm / 64),
                                bs::kSplitKCounterSlots));
-    if (plan.splits > 1) {
-      p.counters = static_cast<int *>(ws);
-      p.workspace = reinterpret_cast<float *>(static_cast<char *>(ws) +
-                                              bs::kSplitKCounterBytes);
-    }
+    p.counters = static_cast<int *>(ws);
+    p.workspace = reinterpret_cast<float *>(static_cast<char *>(ws) +
+                                            bs::kSplitKCounterBytes);
   }
-  p.splits = int(plan.splits);
-  p.splitFrom = int(plan.splitFrom);
+
+  auto sms = currentDeviceSMs();
+  if (!sms)
+    return sms.takeError();
   // Units are (cluster group, split) pairs, as GemmSm90::numUnits counts.
-  int64_t units = plan.splitFrom + (groups - plan.splitFrom) * plan.splits;
+  int64_t units =
+      int64_t(p.tilesM) * ceilDiv(p.tilesN, s.cluster) * p.splits;
 
   CUlaunchConfig cfg;
   std::memset(&cfg, 0, sizeof(cfg));

@@ -125,14 +125,13 @@ _workspaces = {}
 def _workspace(device, nbytes):
     """Split-K scratch per device: partial tiles plus arrival counters that
     start at zero and that every launch leaves at zero, so one zeroed buffer
-    serves all launches that are ordered with respect to each other. While a
-    CUDA graph is captured it cannot grow: what exists (or None) is passed
-    on, and the runtime either runs the launch without the last wave's split
-    or, for a tile that must be split, says to warm up before capturing."""
+    serves all launches that are ordered with respect to each other."""
     ws = _workspaces.get(device.index)
     if ws is None or ws.numel() < nbytes:
         if torch.cuda.is_current_stream_capturing():
-            return ws
+            raise RuntimeError(
+                "blockscale.scaled_mm: this shape needs a larger split-K workspace than "
+                "exists; run it once before capturing the CUDA graph (warm-up)")
         ws = torch.zeros(max(nbytes, 16 << 20), dtype=torch.uint8, device=device)
         _workspaces[device.index] = ws
     return ws
@@ -170,13 +169,11 @@ def _launch_mm(a, a_scale, b, b_scale, recipe_b, out, accumulate, dims):
     args.ldsa, args.ldsb = ldsa, ldsb
     if recipe_b == "128x128":
         args.sb_stride_k, args.sb_stride_n = b_scale.stride(0), b_scale.stride(1)
+    need = kern.workspace_size(M)
+    if need:
+        ws = _workspace(a.device, need)
+        args.workspace, args.workspace_bytes = ws.data_ptr(), ws.numel()
     with torch.cuda.device(a.device):
-        # The size depends on the device's SM count (the last wave's split).
-        need = kern.workspace_size(M)
-        if need:
-            ws = _workspace(a.device, need)
-            if ws is not None:
-                args.workspace, args.workspace_bytes = ws.data_ptr(), ws.numel()
         kern.launch(args, torch.cuda.current_stream(a.device).cuda_stream)
 
 

@@ -365,23 +365,12 @@ static int runGemm(const GemmDesc &desc, const GemmKernel &kernel) {
     if (!ms)
       return fail(ms.takeError());
     double tflops = 2.0 * m * desc.n * desc.k / (*ms * 1e-3) / 1e12;
-    // The split the launches used (the last wave's split depends on the SMs).
-    std::string split = std::to_string(kernel.launch.splits);
-    if (auto sms = currentDeviceSMs()) {
-      GemmSplitPlan plan = planGemmSplits(kernel.compiled->spec.gemm,
-                                          kernel.launch, m, desc.n, desc.k,
-                                          *sms);
-      split = std::to_string(plan.splits);
-      if (plan.splitFrom > 0)
-        split += " from group " + std::to_string(plan.splitFrom);
-    } else {
-      llvm::consumeError(sms.takeError());
-    }
     llvm::outs() << llvm::formatv(
         "time: {0} {1}x{2}x{3} {4} splits={5}: median {6:f1} us, {7:f1} "
         "TFLOP/s (model {8:f1} us)\n",
         toString(desc.form), m, desc.n, desc.k, kernel.compiled->spec.name,
-        split, *ms * 1e3, tflops, kernel.predictedSeconds * 1e6);
+        kernel.launch.splits, *ms * 1e3, tflops,
+        kernel.predictedSeconds * 1e6);
   }
   return 0;
 }

@@ -79,38 +79,11 @@ private:
   RegistryStats counters;
 };
 
-/// How a GEMM launch splits its tiles along K: work groups (cluster groups
-/// of tiles) from `splitFrom` on are split `splits` ways, earlier ones run
-/// whole (bs::GemmParams).
-struct GemmSplitPlan {
-  int64_t splitFrom = 0;
-  int64_t splits = 1;
-  bool operator==(const GemmSplitPlan &o) const {
-    return splitFrom == o.splitFrom && splits == o.splits;
-  }
-};
-
-/// The split of a launch on a device with `slots` persistent CTAs (its SM
-/// count for single CTAs; 0 when unknown). A tile configuration with
-/// splits > 1 splits every tile that many ways. Otherwise, when the tiles
-/// fill at least one wave of CTAs and the last wave is partial, the tiles of
-/// the last wave (or of the last two) are split so that every CTA gets an
-/// equal share of them, if a makespan model predicts a gain of 2 % or more.
-/// In K-block times: whole waves * kBlocks + unit waves * (ceil(kBlocks / S)
-/// + 1) + (S - 1), the +1 and S - 1 for writing and reading the f32 partials;
-/// at least 4 K-blocks per split, S <= 8. Not for CTA pairs; off with
-/// BLOCKSCALE_NO_TAIL_SPLIT=1.
-GemmSplitPlan planGemmSplits(const GemmKernelSpec &spec,
-                             const GemmLaunchConfig &launch, int64_t m,
-                             int64_t n, int64_t k, int64_t slots);
-
-/// Bytes of split-K workspace a launch on a device with `slots` persistent
-/// CTAs needs (0 when nothing is split; slots = -1: the current device's SM
-/// count, 0 where there is no GPU). The counter part must be zero before the
-/// first launch; kernels leave it zero.
+/// Bytes of split-K workspace a launch needs (0 when splits == 1). The
+/// counter part must be zero before the first launch; kernels leave it zero.
 size_t gemmWorkspaceBytes(const GemmKernelSpec &spec,
                           const GemmLaunchConfig &launch, int64_t m, int64_t n,
-                          int64_t k, int64_t slots = -1);
+                          int64_t k);
 
 /// Launches a GEMM kernel on `stream`. n and k are the kernel's (static)
 /// sizes; m comes from args.m when >= 0. Checks pointers and strides first.

@@ -37,10 +37,6 @@
 //  * optional split-K: each (tile, split) unit writes its f32 partial to a
 //    workspace; the last of the splits to arrive (a counter per tile and
 //    warpgroup) adds the others and runs the epilogue, then resets the counter.
-//    Either every tile is split (small M, chosen with the tile), or only the
-//    tiles of the last, partial wave of the persistent grid (chosen at launch
-//    from the SM count, see planGemmSplits): without that split the SMs
-//    without a tile in the last wave idle while the others finish it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_KERNELS_GEMM_SM90_CUH
@@ -121,31 +117,20 @@ struct GemmSm90 {
   static constexpr int kConsumerRegs = kConsumers == 2 ? 232 : 240;
 
   struct Unit {
-    int mb, nb, split, nsplit, slot, kb0, kb1;
+    int mb, nb, split, tile, kb0, kb1;
   };
 
   // Work units are (tile group, split) pairs; a tile group is CLUSTER
-  // horizontally adjacent tiles, one per CTA of a cluster. Groups before
-  // p.splitFrom are one unit each, later ones p.splits units.
+  // horizontally adjacent tiles, one per CTA of a cluster.
   __device__ __forceinline__ static int numUnits(const GemmParams &p) {
-    const int groups = p.tilesM * ((p.tilesN + CLUSTER - 1) / CLUSTER);
-    return p.splitFrom + (groups - p.splitFrom) * p.splits;
+    return p.tilesM * ((p.tilesN + CLUSTER - 1) / CLUSTER) * p.splits;
   }
 
   __device__ __forceinline__ static Unit decode(const GemmParams &p, int u,
                                                 int rank) {
     Unit r;
-    int group;
-    if (u < p.splitFrom) {
-      group = u;
-      r.split = 0;
-      r.nsplit = 1;
-    } else {
-      const int v = u - p.splitFrom;
-      group = p.splitFrom + v / p.splits;
-      r.split = v - (group - p.splitFrom) * p.splits;
-      r.nsplit = p.splits;
-    }
+    int group = u / p.splits;
+    r.split = u - group * p.splits;
     // Raster groups of `raster` N-groups: consecutive units walk M inside a
     // raster group, so concurrently running CTAs cover a compact block of C.
     int groupsN = (p.tilesN + CLUSTER - 1) / CLUSTER;
@@ -158,12 +143,11 @@ struct GemmSm90 {
     // With an odd tile count the last pair's second tile lies past N: it is
     // computed on zero-filled B and its store is clipped away entirely.
     r.nb = (firstN + (local - r.mb * width)) * CLUSTER + rank;
-    // Index of a split tile's partials and counters (unused when whole).
-    r.slot = (group - p.splitFrom) * CLUSTER + rank;
+    r.tile = group * CLUSTER + rank;
     r.kb0 = static_cast<int>(static_cast<long long>(r.split) * p.kBlocks /
-                             r.nsplit);
+                             p.splits);
     r.kb1 = static_cast<int>(static_cast<long long>(r.split + 1) * p.kBlocks /
-                             r.nsplit);
+                             p.splits);
     return r;
   }
 
@@ -543,7 +527,7 @@ struct GemmSm90 {
       mainloop(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts, acc, stage,
                phase);
 
-      if (w.nsplit > 1 && !splitKReduce(p, smem, w, wg, tid, acc))
+      if (p.splits > 1 && !splitKReduce(p, smem, w, wg, tid, acc))
         continue; // another split finishes this tile
 
       epilogue(cBase, wg, tid, r0, c0, m0, n0, acc, tC);
@@ -562,7 +546,7 @@ struct GemmSm90 {
     static_assert(kAcc % 4 == 0, "float4 partials");
     const long long slice = 64LL * BN; // floats per warpgroup slice
     float4 *mine = reinterpret_cast<float4 *>(
-        p.workspace + (static_cast<long long>(w.slot) * w.nsplit + w.split) *
+        p.workspace + (static_cast<long long>(w.tile) * p.splits + w.split) *
                           (BM * BN) +
         wg * slice);
     // Fragment order: vector i of every thread is contiguous across the
@@ -574,20 +558,20 @@ struct GemmSm90 {
     __threadfence();
     namedBarSync(1 + wg, 128);
     volatile int *flag = reinterpret_cast<volatile int *>(smem + kOffFlag) + wg;
-    int *counter = p.counters + w.slot * kConsumers + wg;
+    int *counter = p.counters + w.tile * kConsumers + wg;
     if (tid == 0)
-      *flag = atomicAdd(counter, 1) == w.nsplit - 1;
+      *flag = atomicAdd(counter, 1) == p.splits - 1;
     namedBarSync(1 + wg, 128);
     const bool last = *flag != 0;
     if (!last)
       return false;
     __threadfence();
-    for (int s = 0; s < w.nsplit; ++s) {
+    for (int s = 0; s < p.splits; ++s) {
       if (s == w.split)
         continue;
       const float4 *other = reinterpret_cast<const float4 *>(
           p.workspace +
-          (static_cast<long long>(w.slot) * w.nsplit + s) * (BM * BN) +
+          (static_cast<long long>(w.tile) * p.splits + s) * (BM * BN) +
           wg * slice);
 #pragma unroll
       for (int i = 0; i < kAcc / 4; ++i) {

@@ -20,21 +20,15 @@ struct GemmParams {
   int m, n, k;               // logical problem size
   int kBlocks;               // ceil(k / 128)
   int tilesM, tilesN;        // ceil(m / BM), ceil(n / BN)
-  int splits;                // K splits per split tile (1 = none)
-  // Work groups (cluster groups of tiles) before splitFrom run whole; those
-  // from splitFrom on are split `splits` ways along K. 0 with splits > 1 is
-  // uniform split-K; a positive value splits only the last, partial wave of
-  // a persistent launch ("tail split").
-  int splitFrom;
+  int splits;                // K splits per output tile (1 = none)
   int raster;                // rasterization group width (in N tiles)
   // 128x128 scales of B (fwd/dgrad): element (kb, nb) at
   // sb[kb * sbStrideK + nb * sbStrideN]. Unused for wgrad (TMA-loaded).
   const float *sb;
   long long sbStrideK, sbStrideN;
-  // Split-K: one f32 partial tile per (split tile, split) and one arrival
-  // counter per split tile and consumer warpgroup, both indexed from the
-  // first split tile (zero before the first launch; the kernel leaves it
-  // zero).
+  // Split-K: one f32 partial tile per (tile, split) and one arrival counter
+  // per tile and consumer warpgroup (zero before the first launch; the kernel
+  // leaves it zero).
   float *workspace;
   int *counters;
 };
