@@ -167,7 +167,10 @@ inspect() {
   for t in 128 192; do
     $GEN --m 4096 --n 7168 --k 4096 --force-tile bm=128,bn=$t --emit cubin -o "$d/bn$t.cubin" 2>&1 | tail -1
     command -v cuobjdump >/dev/null && cuobjdump --dump-sass "$d/bn$t.cubin" > "$d/bn$t.sass" 2>&1
+    # --print-details all: the stall reasons behind "no eligible warp" (not
+    # in run 29's summary-only output).
     [ -n "$NCU" ] && timeout 120 "$NCU" --clock-control none -k regex:bs_gemm -c 1 \
+      --print-details all \
       --section SpeedOfLight --section InstructionStats --section WarpStateStats \
       --section SchedulerStats --section SourceCounters \
       $GEN --run --iters 0 --check-rows 8 --m 4096 --n 7168 --k 4096 --force-tile bm=128,bn=$t \
