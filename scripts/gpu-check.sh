@@ -26,6 +26,12 @@ run() { # run <timeout-s> <command...>: log, count failures
   if [ "$rc" != 0 ]; then echo "FAILED rc=$rc: $*" | tee -a "$OUT/failures.log"; FAILS=$((FAILS+1)); fi
 }
 
+# Nsight Compute: on the PATH, else the newest install under /opt; empty
+# when there is none.
+find_ncu() {
+  command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1
+}
+
 gemm_sweep() {
   local dbg=--debug-hang
   # default shape, tails in every dimension, small M, split-K, each form.
@@ -110,7 +116,7 @@ bench() {
 }
 
 profile() {
-  local NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  local NCU=$(find_ncu)
   [ -n "$NCU" ] || { echo "no ncu"; return; }
   for t in ${PROFILE_TILES:-bm=128,bn=128 bm=128,bn=192}; do
     timeout 300 "$NCU" --clock-control none -k regex:bs_gemm -c 1 \
@@ -125,7 +131,7 @@ profile() {
 # ncu on the casts: a transposing one beside one in input order (the
 # reports are tarred: the device tool brings back only a few files).
 profile_casts() {
-  local NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  local NCU=$(find_ncu)
   [ -n "$NCU" ] || { echo "no ncu"; return; }
   local c
   for c in "t:128x1 --col-major" "plain:1x128"; do
@@ -148,7 +154,7 @@ other_benches() {
 }
 
 profile_source() {
-  local NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  local NCU=$(find_ncu)
   [ -n "$NCU" ] || { echo "no ncu"; return; }
   timeout 300 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --section WarpStateStats \
     --section SourceCounters --section SpeedOfLight \
@@ -161,7 +167,7 @@ profile_source() {
 # two-accumulator loop, bn 192 with the simple one) and ncu's instruction
 # mix and stall sampling for each; everything tarred into $OUT.
 inspect() {
-  local NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  local NCU=$(find_ncu)
   local d="$OUT/inspect" t
   mkdir -p "$d"
   for t in 128 192; do
@@ -232,7 +238,7 @@ parity() {
 explore() {
   nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 250 > "$OUT/clocks.csv" 2>&1 &
   local smi=$!
-  local NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  local NCU=$(find_ncu)
   for s in "4096 7168 4096" "4096 4096 7168"; do
     set -- $s
     for t in "" "--force-tile bm=128,bn=192" "--force-tile bm=128,bn=128"; do
