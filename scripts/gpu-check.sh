@@ -265,6 +265,48 @@ explore() {
   kill $smi
 }
 
+# FFMA yield interleave (SassPatch.h): the opcode test against cuobjdump,
+# correctness with the edit on, then an A/B of the target shapes.
+ffma_yield() {
+  local D=BS_SASS_FFMA_YIELD=16
+  for t in bm=128,bn=128 bm=128,bn=192 bm=128,bn=160; do
+    $GEN --m 4096 --n 7168 --k 16384 --force-tile $t --emit cubin -o "$OUT/plain.cubin"
+    $GEN --m 4096 --n 7168 --k 16384 --force-tile $t --emit cubin -o "$OUT/patched.cubin" --define $D
+    run 60 python3 bench/sass_ffma_check.py "$OUT/plain.cubin" "$OUT/patched.cubin"
+  done
+  rm -f "$OUT/plain.cubin" "$OUT/patched.cubin"
+  run 120 $GEN --run --debug-hang --iters 0 --m 77 --n 200 --k 7008 --define $D
+  run 120 $GEN --run --debug-hang --iters 0 --m 129 --n 1000 --k 4096 --force-tile splits=3 --define $D
+  run 120 $GEN --run --debug-hang --iters 0 --m 333 --n 520 --k 1008 --form wgrad --define $D
+  for t in bm=128,bn=128 bm=128,bn=160 bm=128,bn=192 bm=64,bn=128 bm=128,bn=128,cluster=2; do
+    run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t --define $D
+  done
+  ab_gemm
+}
+
+ab_gemm() { # AB_DEFINES: ';'-separated define sets, the empty one is shipped
+  run 500 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/ab_gemm.py \
+    --defines "${AB_DEFINES:-;BS_SASS_FFMA_YIELD=9;BS_SASS_FFMA_YIELD=16}" \
+    --rounds "${AB_ROUNDS:-3}" --shapes "${AB_SHAPES:-targets}" --json "$OUT/ab_gemm.json"
+}
+
+# What cuBLASLt runs for the blockwise GEMMs, and ours beside it (ncu: name,
+# launch geometry, registers, shared memory, throughput, warp states).
+lt_kernels() {
+  local NCU=$(find_ncu)
+  [ -n "$NCU" ] || { echo "no ncu"; return; }
+  run 400 "$NCU" --clock-control none --launch-count 12 -k regex:'^(?!bs_quant|.*elementwise|.*vectorized|.*distribution)' \
+    --section LaunchStats --section SpeedOfLight --section Occupancy --section WarpStateStats \
+    --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    env PYTHONPATH=python python3 bench/profile_cublaslt.py > "$OUT/lt_kernels.txt" 2>&1
+}
+
+# Sustained clocks and power, ours beside cuBLASLt (bench/power_gemm.py).
+power() {
+  run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/power_gemm.py \
+    --tiles "${POWER_TILES:-bm=128,bn=128;bm=128,bn=192}"
+}
+
 mini_sweep() {
   local dbg=--debug-hang
   run 120 $GEN --run $dbg --iters 0 --m 77 --n 200 --k 7008
@@ -356,6 +398,10 @@ case "$mode" in
   profile) profile ;;
   explore) explore ;;
   inspect) inspect ;;
+  ffma_yield) ffma_yield ;;
+  ab_gemm) ab_gemm ;;
+  lt_kernels) lt_kernels ;;
+  power) power ;;
   release1) release1 ;;
   release2) release2 ;;
   cast_time) cast_time ;;

@@ -3,6 +3,7 @@
 #include "blockscale/Runtime/Nvrtc.h"
 #include "blockscale/Runtime/DynamicLibrary.h"
 #include "blockscale/Runtime/EmbeddedHeaders.h"
+#include "blockscale/Runtime/SassPatch.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -186,6 +187,29 @@ blockscale::compileCuda(llvm::StringRef source, llvm::StringRef programName,
     api.nvrtcGetCUBIN(prog, out.binary.data());
   }
   api.nvrtcDestroyProgram(&prog);
+  // -DBS_SASS_FFMA_YIELD[=sixteenths] (a flag, so part of the cache key):
+  // the promotion's scheduling hints, see SassPatch.h.
+  if (!options.ptx)
+    for (const std::string &f : flags) {
+      llvm::StringRef fl(f);
+      if (!fl.consume_front("-DBS_SASS_FFMA_YIELD"))
+        continue;
+      int sixteenths = 9;
+      if (fl.consume_front("=") && fl.getAsInteger(10, sixteenths))
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "expected -DBS_SASS_FFMA_YIELD=<0..16> but got %s", f.c_str());
+      auto st = interleaveFfmaYield(out.binary, sixteenths);
+      if (!st)
+        return st.takeError();
+      out.ffmaYield = *st;
+      out.log += llvm::formatv("\nblockscale: FFMA yield interleave "
+                               "({0}/16): {1} of {2} FFMAs in {3} runs "
+                               "edited ({4} had the yield bit set)\n",
+                               sixteenths, st->changed, st->ffma, st->runs,
+                               st->yieldWasSet)
+                     .str();
+    }
   parsePtxasLog(out);
   out.seconds = std::chrono::duration<double>(
                     std::chrono::steady_clock::now() - start)

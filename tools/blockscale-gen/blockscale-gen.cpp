@@ -487,6 +487,12 @@ static int emitCompiled(llvm::StringRef source, llvm::StringRef name,
         out->registers, out->spillBytes, out->seconds,
         out->wgmmaSerialized.empty() ? ""
                                      : "; WARNING: " + out->wgmmaSerialized);
+  if (!ptx && out->ffmaYield.textSections > 0)
+    llvm::errs() << llvm::formatv(
+        "{0}: FFMA yield interleave: {1} of {2} FFMAs edited in {3} runs "
+        "({4} had the yield bit set)\n",
+        name, out->ffmaYield.changed, out->ffmaYield.ffma,
+        out->ffmaYield.runs, out->ffmaYield.yieldWasSet);
   (void)binary;
   os << out->binary;
   return 0;

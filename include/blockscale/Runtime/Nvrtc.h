@@ -2,6 +2,7 @@
 #ifndef BLOCKSCALE_RUNTIME_NVRTC_H
 #define BLOCKSCALE_RUNTIME_NVRTC_H
 
+#include "blockscale/Runtime/SassPatch.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -29,6 +30,7 @@ struct CompileOutput {
   // ..."), empty when they stay asynchronous. A kernel template change that
   // trips this loses much of the tensor-core overlap without any error.
   std::string wgmmaSerialized;
+  FfmaYieldStats ffmaYield; // edits made by -DBS_SASS_FFMA_YIELD, if any
   double seconds = 0;
 };
 

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""A/B timing of kernel experiments (-D defines) for the GEMM, one run.
+
+Run on the GPU machine (scripts/gpu-check.sh ffma_yield does):
+  PYTHONPATH=python python3 bench/ab_gemm.py --defines ";BS_X;BS_X=16" [--json F]
+
+Each define set (the empty one is the shipped kernel) gets its own kernel
+for each shape (the defines are NVRTC flags and so part of the cache key);
+the planner's tile is used unless --tiles forces others. The variants are
+timed in rounds, round-robin, after a 3 s warm-up, so that clock drift on
+the power-limited H200 spreads over all of them; each time is the median
+of do_bench over replays of a CUDA graph of ten launches (L2 flushed), like
+bench_gemm.py. cuBLASLt blockwise is timed once per shape in the same run.
+Every variant's output is checked against an f32 reference.
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import bench_gemm as bg  # noqa: E402
+from bench_gemm import _capi, tflops  # noqa: E402
+
+
+def kernel(form, M, N, K, tile, defines):
+    os.environ["BLOCKSCALE_EXP_DEFINES"] = defines
+    try:
+        desc = _capi.gemm_desc(form="wgrad" if form == "wgrad" else "fwd", m=-1, n=N,
+                               k=K, m_hint=M, force_tile=tile or None)
+        return _capi.GemmKernel(desc)
+    finally:
+        os.environ.pop("BLOCKSCALE_EXP_DEFINES", None)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--defines", required=True, help="';'-separated define sets ('' = shipped)")
+    p.add_argument("--tiles", default="", help="';'-separated force_tile configs ('' = planner)")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--shapes", default="targets", help="targets | all")
+    p.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "ab_gemm.json"))
+    args = p.parse_args()
+    defines = args.defines.split(";")
+    tiles = args.tiles.split(";")
+    shapes = bg.TARGETS + (bg.EXTRA if args.shapes == "all" else [])
+
+    x = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    torch.cuda.synchronize()
+    import time
+    t0 = time.time()
+    while time.time() - t0 < 3.0:
+        for _ in range(20):
+            x @ x
+        torch.cuda.synchronize()
+
+    rows = []
+    for form, M, N, K, _, _ in shapes:
+        torch.manual_seed(hash((form, M, N, K)) % 2**31)
+        a, w, aq, as_, bq, bs, recipe_b = bg.make_operands(form, M, N, K)
+        ref = bg.dequantize(aq, as_, "1x128") @ bg.dequantize(bq, bs, recipe_b)
+        refn = ref.norm().item()
+        out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        ga = _capi.GemmArgs()
+        _capi.lib().bs_gemm_args_init(ga)
+        ga.a, ga.a_scale, ga.b, ga.b_scale, ga.c = (
+            aq.data_ptr(), as_.data_ptr(), bq.data_ptr(), bs.data_ptr(), out.data_ptr())
+        ga.m, ga.ldsa = M, as_.stride(1)
+        if form == "wgrad":
+            ga.ldsb = bs.stride(0)
+        else:
+            ga.sb_stride_k, ga.sb_stride_n = bs.stride(0), bs.stride(1)
+        cur = lambda: torch.cuda.current_stream().cuda_stream  # the capture's
+        variants = []
+        for t in tiles:
+            for d in defines:
+                k = kernel(form, M, N, K, t, d)
+                ws = k.workspace_size(M)
+                if ws > 64 << 20:
+                    continue
+                # split-K partials: allocated here, not during graph capture
+                wbuf = torch.empty(max(ws, 1), device="cuda", dtype=torch.uint8)
+                ga.workspace, ga.workspace_bytes = (wbuf.data_ptr(), ws) if ws else (None, 0)
+                out.fill_(float("nan"))  # poisoned
+                k.launch(ga, cur())
+                torch.cuda.synchronize()
+                err = ((out.float() - ref).norm() / refn).item()
+                variants.append({"tile": t, "defines": d, "kernel": k, "relerr": err, "ws": ws, "wbuf": wbuf,
+                                 "info": k.info().split(" cache_key")[0], "ms": []})
+        fn = bg.cublaslt_fn(form, aq, as_, bq, bs, K)
+        lt_ms = bg.bench_graph(fn) if fn else float("nan")
+        for r in range(args.rounds):
+            order = variants if r % 2 == 0 else variants[::-1]
+            for v in order:
+                k = v["kernel"]
+                ga.workspace, ga.workspace_bytes = (v["wbuf"].data_ptr(), v["ws"]) if v["ws"] else (None, 0)
+                v["ms"].append(bg.bench_graph(lambda: k.launch(ga, cur())))
+        row = {"form": form, "M": M, "N": N, "K": K, "cublaslt_ms": lt_ms, "variants": []}
+        base = None
+        for v in variants:
+            best = min(v["ms"])
+            if base is None:
+                base = best
+            tf = tflops(M, N, K, best)
+            print(f"{form:5s} {M:6d} {N:6d} {K:6d} tile={v['tile'] or 'planner':28s} "
+                  f"defines={v['defines'] or '-':28s} {tf:7.1f} TF/s "
+                  f"({base / best:5.3f}x first, {lt_ms / best:5.3f}x cuBLASLt {tflops(M, N, K, lt_ms):6.1f}) "
+                  f"runs {' '.join(f'{tflops(M, N, K, m):.0f}' for m in v['ms'])} "
+                  f"relerr {v['relerr']:.2e} {'PASS' if v['relerr'] < 3e-3 else 'FAIL'} [{v['info']}]",
+                  flush=True)
+            row["variants"].append({k2: v[k2] for k2 in ("tile", "defines", "relerr", "info", "ms")})
+        rows.append(row)
+    # geomean vs cuBLASLt per (tile, defines) over the shapes that have it
+    import math
+    keys = {(v["tile"], v["defines"]) for r in rows for v in r["variants"]}
+    for key in sorted(keys):
+        rs = [r["cublaslt_ms"] / min(v["ms"]) for r in rows for v in r["variants"]
+              if (v["tile"], v["defines"]) == key]
+        print(f"geomean vs cuBLASLt tile={key[0] or 'planner'} defines={key[1] or '-'}: "
+              f"{math.exp(sum(map(math.log, rs)) / len(rs)):.3f} over {len(rs)} shapes")
+    with open(args.json, "w") as f:
+        json.dump(rows, f, indent=1)
+    bad = [v for r in rows for v in r["variants"] if not v["relerr"] < 3e-3]
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Sustained clocks and power of ours vs cuBLASLt on the power-limited H200.
+
+Run on the GPU machine (scripts/gpu-check.sh power does):
+  PYTHONPATH=python python3 bench/power_gemm.py [--seconds 4]
+
+For each shape and candidate (cuBLASLt blockwise, blockscale's planner
+tile, optional forced tiles), graph replays of ten launches are queued for
+`--seconds`; nvidia-smi samples the SM clock and board power every 100 ms
+meanwhile. Reported: TFLOP/s over the window (CUDA events), the median
+clock and power of its second half, and TFLOP/s per GHz, which separates
+"slower per clock" from "clocked lower because it draws more power".
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import bench_gemm as bg  # noqa: E402
+from bench_gemm import _capi, tflops  # noqa: E402
+
+
+def sustained(fn, seconds):
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    with torch.cuda.graph(g):
+        for _ in range(10):
+            fn()
+    g.replay()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    g.replay()
+    torch.cuda.synchronize()
+    per = time.perf_counter() - t0
+    n = max(2, int(seconds / per))
+    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw",
+                            "--format=csv,noheader,nounits", "-lms", "100"],
+                           stdout=subprocess.PIPE, text=True)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(n):
+        g.replay()
+    end.record()
+    torch.cuda.synchronize()
+    smi.terminate()
+    out = smi.communicate()[0]
+    samples = []
+    for line in out.strip().splitlines():
+        try:
+            c, p = (float(x) for x in line.split(","))
+            samples.append((c, p))
+        except ValueError:
+            pass
+    half = samples[len(samples) // 2:] or samples
+    ms = start.elapsed_time(end) / (10 * n)
+    return ms, statistics.median(c for c, _ in half), statistics.median(p for _, p in half)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--seconds", type=float, default=4.0)
+    p.add_argument("--tiles", default="", help="';'-separated extra force_tile configs")
+    args = p.parse_args()
+    shapes = [("fwd", 4096, 7168, 16384), ("fwd", 16384, 14336, 4096), ("fwd", 4096, 2112, 7168)]
+    for form, M, N, K in shapes:
+        a, w, aq, as_, bq, bs, recipe_b = bg.make_operands(form, M, N, K)
+        cands = [("cuBLASLt", bg.cublaslt_fn(form, aq, as_, bq, bs, K)),
+                 ("ours", lambda: bg.blockscale.scaled_mm(aq, as_, bq, bs, "1x128", recipe_b,
+                                                          torch.bfloat16))]
+        out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        for t in [t for t in args.tiles.split(";") if t]:
+            k = _capi.GemmKernel(_capi.gemm_desc(form="fwd", m=-1, n=N, k=K, m_hint=M,
+                                                 force_tile=t))
+            ga = _capi.GemmArgs()
+            _capi.lib().bs_gemm_args_init(ga)
+            ga.a, ga.a_scale, ga.b, ga.b_scale, ga.c = (
+                aq.data_ptr(), as_.data_ptr(), bq.data_ptr(), bs.data_ptr(), out.data_ptr())
+            ga.m, ga.ldsa = M, as_.stride(1)
+            ga.sb_stride_k, ga.sb_stride_n = bs.stride(0), bs.stride(1)
+            cands.append((t, (lambda k, ga: lambda: k.launch(
+                ga, torch.cuda.current_stream().cuda_stream))(k, ga)))
+        bf16 = lambda: a @ w.t()
+        sustained(bf16, 2.0)  # the same thermal/power state for the first candidate
+        for name, fn in cands + cands[:1]:
+            ms, clk, pw = sustained(fn, args.seconds)
+            tf = tflops(M, N, K, ms)
+            print(f"{form} {M}x{N}x{K} {name:28s} {tf:7.1f} TF/s  SM clock {clk:6.0f} MHz  "
+                  f"power {pw:5.0f} W  {tf / clk * 1000:6.1f} TF/s per GHz  "
+                  f"{tf / pw:5.2f} TF/s per W", flush=True)
+
+
+if __name__ == "__main__":
+    main()
