@@ -81,7 +81,7 @@ def main():
                 if ws > 64 << 20:
                     continue
                 # split-K partials: allocated here, not during graph capture
-                wbuf = torch.empty(max(ws, 1), device="cuda", dtype=torch.uint8)
+                wbuf = torch.zeros(max(ws, 1), device="cuda", dtype=torch.uint8)  # split-K counters start at 0
                 ga.workspace, ga.workspace_bytes = (wbuf.data_ptr(), ws) if ws else (None, 0)
                 out.fill_(float("nan"))  # poisoned
                 k.launch(ga, cur())

@@ -287,7 +287,7 @@ ffma_yield() {
 ab_gemm() { # AB_DEFINES: ';'-separated define sets, the empty one is shipped
   run 500 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/ab_gemm.py \
     --defines "${AB_DEFINES:-;BS_SASS_FFMA_YIELD=9;BS_SASS_FFMA_YIELD=16}" \
-    --rounds "${AB_ROUNDS:-3}" --shapes "${AB_SHAPES:-targets}" --json "$OUT/ab_gemm.json"
+    --tiles "${AB_TILES:-}" --rounds "${AB_ROUNDS:-3}" --shapes "${AB_SHAPES:-targets}" --json "$OUT/ab_gemm.json"
 }
 
 # What cuBLASLt runs for the blockwise GEMMs, and ours beside it (ncu: name,
@@ -305,6 +305,36 @@ lt_kernels() {
 power() {
   run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/power_gemm.py \
     --tiles "${POWER_TILES:-bm=128,bn=128;bm=128,bn=192}"
+}
+
+# Correctness of a kernel experiment: the tails / forms / tiles subset of
+# gemm_sweep with the define set in EXP_DEFINES (NVRTC -D flags).
+exp_check() {
+  local d="" x
+  for x in ${EXP_DEFINES:?}; do d="$d --define $x"; done
+  run 120 $GEN --run --debug-hang --iters 0 --m 77 --n 200 --k 7008 $d
+  run 120 $GEN --run --debug-hang --iters 0 --m 129 --n 1000 --k 4096 --force-tile splits=3 $d
+  run 120 $GEN --run --debug-hang --iters 0 --m 333 --n 520 --k 1008 --form wgrad $d
+  run 120 $GEN --run --debug-hang --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate $d
+  for t in bm=128,bn=128 bm=128,bn=160 bm=128,bn=192 bm=64,bn=128 bm=128,bn=112 bm=128,bn=128,cluster=2; do
+    run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t $d
+  done
+  run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=128,cluster=2 --form wgrad $d
+  run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=64,cluster=2,splits=3 $d
+  run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2112 --k 1024 --force-tile bm=128,bn=128,cluster=2 $d
+  run 120 $GEN --run --debug-hang --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate --force-tile bm=128,bn=128,cluster=2 $d
+}
+
+# ncu stall reasons and L2 traffic of single CTAs against CTA pairs (bn 128).
+pair_ncu() {
+  local NCU=$(find_ncu) t
+  [ -n "$NCU" ] || { echo "no ncu"; return; }
+  for t in bm=128,bn=128 bm=128,bn=128,cluster=2; do
+    timeout 200 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --print-details all \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+      --section SchedulerStats $GEN --run --no-check --iters 0 --m 4096 --n 7168 --k 4096 \
+      --force-tile $t > "$OUT/ncu_${t//[=,]/_}.txt" 2>&1
+  done
 }
 
 mini_sweep() {
@@ -402,6 +432,8 @@ case "$mode" in
   ab_gemm) ab_gemm ;;
   lt_kernels) lt_kernels ;;
   power) power ;;
+  exp_check) exp_check ;;
+  pair_ncu) pair_ncu ;;
   release1) release1 ;;
   release2) release2 ;;
   cast_time) cast_time ;;

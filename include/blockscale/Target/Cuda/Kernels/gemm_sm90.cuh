@@ -100,8 +100,11 @@ struct GemmSm90 {
 
   // Two in-flight accumulators (current K-block promoted while the next one
   // runs) cost BN/2 more registers per thread: 3 * BN/2 + ~30 must stay under
-  // the consumers' setmaxnreg budget, which holds up to BN = 128 (with the
-  // cluster's peer addressing on top ptxas spills: pairs use the simple loop).
+  // the consumers' setmaxnreg budget, which holds up to BN = 128. Pairs
+  // compile with it too (no spills since the peer's barrier address is
+  // mapped once per kernel) but ran no faster than with the simple loop
+  // (2026-12-02 run 34: 0.93x of single CTAs either way), so they keep the
+  // simple loop.
 #ifdef BS_GEMM_NO_PIPELINE
   static constexpr bool kPipeline = false;
 #else
@@ -253,14 +256,15 @@ struct GemmSm90 {
   }
 
   // Frees a stage: one arrival per consumer warp on this CTA's barrier and,
-  // with multicast, on the peer's (whose producer also writes this stage).
+  // with multicast, on the peer's (whose producer also writes this stage);
+  // `peer` is the peer CTA's first "empty" barrier, mapped once per kernel.
   __device__ __forceinline__ static void release(u32 base, int stage,
-                                                 int lane, int rank) {
+                                                 int lane, u32 peer) {
     __syncwarp();
     if (lane == 0) {
       mbarArrive(emptyBar(base, stage));
       if (CLUSTER > 1)
-        mbarArriveCluster(mapaShared(emptyBar(base, stage), rank ^ 1));
+        mbarArriveCluster(peer + stage * 8);
     }
   }
 
@@ -362,7 +366,7 @@ struct GemmSm90 {
   // Promotes a K-block whose wgmmas have completed and frees its stage.
   template <int SJ>
   __device__ __forceinline__ static void
-  retire(u32 base, const unsigned char *smem, int lane, int rank, int c0,
+  retire(u32 base, const unsigned char *smem, int lane, u32 peer, int c0,
          float (&acc)[kAcc], float (&t)[kAcc], int stage,
          const BlockScales &s) {
 #pragma unroll
@@ -370,10 +374,10 @@ struct GemmSm90 {
       fenceOperand(t[i]);
     // fwd reads nothing of the stage below: release it before promoting.
     if (!WGRAD)
-      release(base, stage, lane, rank);
+      release(base, stage, lane, peer);
     promote<SJ>(acc, t, s, smem, stage, c0);
     if (WGRAD)
-      release(base, stage, lane, rank);
+      release(base, stage, lane, peer);
   }
 
   // One K-block at a time: wgmma, wait, promote. The other consumer
@@ -381,7 +385,7 @@ struct GemmSm90 {
   template <int SJ>
   __device__ __forceinline__ static void
   mainloopSimple(const GemmParams &p, u32 base, const unsigned char *smem,
-                 const float *sSA, int wg, int r0, int c0, int lane, int rank,
+                 const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
                  const Unit &w, const TileScales &ts, float (&acc)[kAcc],
                  int &stage, u32 &phase) {
     for (int kb = w.kb0; kb < w.kb1; ++kb) {
@@ -394,7 +398,7 @@ struct GemmSm90 {
 #pragma unroll
       for (int i = 0; i < kAcc; ++i)
         fenceOperand(acc[i]);
-      release(base, stage, lane, rank);
+      release(base, stage, lane, peer);
       advance(stage, phase);
       continue;
 #endif
@@ -403,7 +407,7 @@ struct GemmSm90 {
       // Scale loads overlap the asynchronous wgmma.
       const BlockScales s = loadScales(p, sSA, stage, wg, r0, kb, ts);
       wgmmaWait<0>();
-      retire<SJ>(base, smem, lane, rank, c0, acc, t, stage, s);
+      retire<SJ>(base, smem, lane, peer, c0, acc, t, stage, s);
       advance(stage, phase);
     }
   }
@@ -414,7 +418,7 @@ struct GemmSm90 {
   template <int SJ>
   __device__ __forceinline__ static void
   pipeStep(const GemmParams &p, u32 base, const unsigned char *smem,
-           const float *sSA, int wg, int r0, int c0, int lane, int rank,
+           const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
            const TileScales &ts, float (&acc)[kAcc], float (&tc)[kAcc],
            float (&tn)[kAcc], int kb, int &curStage, BlockScales &cur,
            int &stage, u32 &phase) {
@@ -422,7 +426,7 @@ struct GemmSm90 {
     issue(base, stage, wg, tn);
     const BlockScales next = loadScales(p, sSA, stage, wg, r0, kb, ts);
     wgmmaWait<1>(); // all but the group just issued
-    retire<SJ>(base, smem, lane, rank, c0, acc, tc, curStage, cur);
+    retire<SJ>(base, smem, lane, peer, c0, acc, tc, curStage, cur);
     curStage = stage;
     advance(stage, phase);
     cur = next;
@@ -436,7 +440,7 @@ struct GemmSm90 {
   __device__ __forceinline__ static void
   mainloopPipelined(const GemmParams &p, u32 base, const unsigned char *smem,
                     const float *sSA, int wg, int r0, int c0, int lane,
-                    int rank, const Unit &w, const TileScales &ts,
+                    u32 peer, const Unit &w, const TileScales &ts,
                     float (&acc)[kAcc], int &stage, u32 &phase) {
     float t0[kAcc], t1[kAcc];
     mbarWait(fullBar(base, stage), phase);
@@ -446,19 +450,19 @@ struct GemmSm90 {
     advance(stage, phase);
     int kb = w.kb0 + 1;
     for (; kb + 1 < w.kb1; kb += 2) {
-      pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, rank, ts, acc, t0, t1,
+      pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, ts, acc, t0, t1,
                    kb, curStage, cur, stage, phase);
-      pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, rank, ts, acc, t1, t0,
+      pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, ts, acc, t1, t0,
                    kb + 1, curStage, cur, stage, phase);
     }
     if (kb < w.kb1) {
-      pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, rank, ts, acc, t0, t1,
+      pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, ts, acc, t0, t1,
                    kb, curStage, cur, stage, phase);
       wgmmaWait<0>();
-      retire<SJ>(base, smem, lane, rank, c0, acc, t1, curStage, cur);
+      retire<SJ>(base, smem, lane, peer, c0, acc, t1, curStage, cur);
     } else {
       wgmmaWait<0>();
-      retire<SJ>(base, smem, lane, rank, c0, acc, t0, curStage, cur);
+      retire<SJ>(base, smem, lane, peer, c0, acc, t0, curStage, cur);
     }
   }
 
@@ -467,12 +471,12 @@ struct GemmSm90 {
   template <int SJ = (WGRAD ? kSplitAll : kSplitStep)>
   __device__ __forceinline__ static void
   mainloop(const GemmParams &p, u32 base, const unsigned char *smem,
-           const float *sSA, int wg, int r0, int c0, int lane, int rank,
+           const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
            const Unit &w, const TileScales &ts, float (&acc)[kAcc], int &stage,
            u32 &phase) {
     if constexpr (SJ < kSplitAll) {
       if (ts.splitJ != SJ) {
-        mainloop<SJ + kSplitStep>(p, base, smem, sSA, wg, r0, c0, lane, rank,
+        mainloop<SJ + kSplitStep>(p, base, smem, sSA, wg, r0, c0, lane, peer,
                                   w, ts, acc, stage, phase);
         return;
       }
@@ -482,10 +486,10 @@ struct GemmSm90 {
 #else
     if (kPipeline)
 #endif
-      mainloopPipelined<SJ>(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts,
+      mainloopPipelined<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
                             acc, stage, phase);
     else
-      mainloopSimple<SJ>(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts,
+      mainloopSimple<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
                          acc, stage, phase);
   }
 
@@ -502,6 +506,7 @@ struct GemmSm90 {
     const int nBlocksB = (p.n + 127) / 128;
     const u32 cBase = base + kOffC + wg * (kChunks * kChunkBytes);
     const float *sSA = reinterpret_cast<const float *>(smem + kOffSA);
+    const u32 peer = CLUSTER > 1 ? mapaShared(emptyBar(base, 0), rank ^ 1) : 0;
 
     float acc[kAcc];
     int stage = 0;
@@ -524,7 +529,7 @@ struct GemmSm90 {
       for (int i = 0; i < kAcc; ++i)
         acc[i] = 0.f;
 
-      mainloop(p, base, smem, sSA, wg, r0, c0, lane, rank, w, ts, acc, stage,
+      mainloop(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts, acc, stage,
                phase);
 
       if (p.splits > 1 && !splitKReduce(p, smem, w, wg, tid, acc))
