@@ -284,9 +284,9 @@ ffma_yield() {
   ab_gemm
 }
 
-ab_gemm() { # AB_DEFINES: ';'-separated define sets, the empty one is shipped
+ab_gemm() { # AB_DEFINES: ";"-separated define sets, the empty one is shipped (AB_DEFINES="" alone: shipped only)
   run 500 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/ab_gemm.py \
-    --defines "${AB_DEFINES:-;BS_SASS_FFMA_YIELD=9;BS_SASS_FFMA_YIELD=16}" \
+    --defines "${AB_DEFINES-;BS_SASS_FFMA_YIELD=9;BS_SASS_FFMA_YIELD=16}" \
     --tiles "${AB_TILES:-}" --rounds "${AB_ROUNDS:-3}" --shapes "${AB_SHAPES:-targets}" --json "$OUT/ab_gemm.json"
 }
 
