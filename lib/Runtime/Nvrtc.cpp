@@ -192,10 +192,12 @@ blockscale::compileCuda(llvm::StringRef source, llvm::StringRef programName,
   if (!options.ptx)
     for (const std::string &f : flags) {
       llvm::StringRef fl(f);
-      if (!fl.consume_front("-DBS_SASS_FFMA_YIELD"))
+      if (!fl.consume_front("-DBS_SASS_FFMA_YIELD") ||
+          !(fl.empty() || fl.starts_with("=")))
         continue;
       int sixteenths = 9;
-      if (fl.consume_front("=") && fl.getAsInteger(10, sixteenths))
+      if (fl.consume_front("=") && (fl.getAsInteger(10, sixteenths) ||
+                                    sixteenths < 0 || sixteenths > 16))
         return llvm::createStringError(
             llvm::inconvertibleErrorCode(),
             "expected -DBS_SASS_FFMA_YIELD=<0..16> but got %s", f.c_str());

@@ -75,6 +75,32 @@ TEST(SassPatch, EditsOnlyTheHintsOfFfmas) {
   EXPECT_EQ(gemmCubin(opts), all);
 }
 
+TEST(SassPatch, BadFlagValueIsAnError) {
+  BS_REQUIRE_NVRTC();
+  KernelSpec s;
+  s.gemm.bm = 128;
+  s.gemm.bn = 64;
+  s.gemm.stages = 4;
+  s.name = kernelName(s);
+  for (const char *flag :
+       {"-DBS_SASS_FFMA_YIELD=half", "-DBS_SASS_FFMA_YIELD=17"}) {
+    CompileOptions opts;
+    opts.extra = {flag};
+    auto out = compileCuda(generateCudaSource(s), s.name, opts);
+    ASSERT_FALSE(static_cast<bool>(out)) << flag;
+    std::string msg = llvm::toString(out.takeError());
+    EXPECT_NE(msg.find("expected -DBS_SASS_FFMA_YIELD=<0..16> but got"),
+              std::string::npos)
+        << msg;
+  }
+  // Another define that merely starts with the same letters is not it.
+  CompileOptions other;
+  other.extra = {"-DBS_SASS_FFMA_YIELDS"};
+  auto out = compileCuda(generateCudaSource(s), s.name, other);
+  ASSERT_TRUE(static_cast<bool>(out)) << llvm::toString(out.takeError());
+  EXPECT_EQ(out->ffmaYield.textSections, 0);
+}
+
 TEST(SassPatch, RejectsWhatIsNotACubin) {
   std::string junk = "not an ELF file at all, just some bytes";
   auto st = interleaveFfmaYield(junk, 9);
