@@ -112,6 +112,31 @@ def cublaslt_fn(form, aq, as_, bq, bs, K):
                                output_dtype=torch.bfloat16)
 
 
+def warm_up(seconds=3.0):
+    """bf16 GEMMs until the power-limited GPU reaches steady clocks and
+    temperature, so that the first timed candidate is not favoured."""
+    x = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    t_end = time.time() + seconds
+    while time.time() < t_end:
+        for _ in range(20):
+            x @ x
+        torch.cuda.synchronize()
+
+
+def gemm_args(form, M, aq, as_, bq, bs, out):
+    """The C API's argument block for blockscale's GEMM on these operands."""
+    args = _capi.GemmArgs()
+    _capi.lib().bs_gemm_args_init(args)
+    args.a, args.a_scale, args.b, args.b_scale, args.c = (
+        aq.data_ptr(), as_.data_ptr(), bq.data_ptr(), bs.data_ptr(), out.data_ptr())
+    args.m, args.ldsa = M, as_.stride(1)
+    if form == "wgrad":
+        args.ldsb = bs.stride(0)
+    else:
+        args.sb_stride_k, args.sb_stride_n = bs.stride(0), bs.stride(1)
+    return args
+
+
 def run_shape(form, M, N, K, variants):
     torch.manual_seed(hash((form, M, N, K)) % 2**31)
     a, w, aq, as_, bq, bs, recipe_b = make_operands(form, M, N, K)
@@ -159,15 +184,7 @@ def run_shape(form, M, N, K, variants):
             if kern.workspace_size(M) > 64 << 20:
                 continue
             outv = torch.empty_like(out)
-            args = _capi.GemmArgs()
-            _capi.lib().bs_gemm_args_init(args)
-            args.a, args.a_scale, args.b, args.b_scale, args.c = (
-                aq.data_ptr(), as_.data_ptr(), bq.data_ptr(), bs.data_ptr(), outv.data_ptr())
-            args.m, args.ldsa = M, as_.stride(1)
-            if form == "wgrad":
-                args.ldsb = bs.stride(0)
-            else:
-                args.sb_stride_k, args.sb_stride_n = bs.stride(0), bs.stride(1)
+            args = gemm_args(form, M, aq, as_, bq, bs, outv)
             stream = torch.cuda.current_stream().cuda_stream
             launch = lambda: kern.launch(args, stream)
             try:
@@ -214,14 +231,7 @@ def main():
     print(f"device {dev.name} sms={dev.multi_processor_count} torch={torch.__version__} "
           f"blockscale={_capi.version()}", flush=True)
     rows = []
-    # Reach steady clocks/temperature before timing anything.
-    x = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    t_end = time.time() + 3.0
-    while time.time() < t_end:
-        for _ in range(20):
-            x @ x
-        torch.cuda.synchronize()
-    del x
+    warm_up()
     t0 = time.time()
     for form, M, N, K, *_ in shapes:
         r = run_shape(form, M, N, K, variants)

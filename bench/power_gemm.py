@@ -80,12 +80,7 @@ def main():
         for t in [t for t in args.tiles.split(";") if t]:
             k = _capi.GemmKernel(_capi.gemm_desc(form="fwd", m=-1, n=N, k=K, m_hint=M,
                                                  force_tile=t))
-            ga = _capi.GemmArgs()
-            _capi.lib().bs_gemm_args_init(ga)
-            ga.a, ga.a_scale, ga.b, ga.b_scale, ga.c = (
-                aq.data_ptr(), as_.data_ptr(), bq.data_ptr(), bs.data_ptr(), out.data_ptr())
-            ga.m, ga.ldsa = M, as_.stride(1)
-            ga.sb_stride_k, ga.sb_stride_n = bs.stride(0), bs.stride(1)
+            ga = bg.gemm_args(form, M, aq, as_, bq, bs, out)
             cands.append((t, (lambda k, ga: lambda: k.launch(
                 ga, torch.cuda.current_stream().cuda_stream))(k, ga)))
         bf16 = lambda: a @ w.t()
