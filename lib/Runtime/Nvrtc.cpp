@@ -204,13 +204,7 @@ blockscale::compileCuda(llvm::StringRef source, llvm::StringRef programName,
       auto st = interleaveFfmaYield(out.binary, sixteenths);
       if (!st)
         return st.takeError();
-      out.ffmaYield = *st;
-      out.log += llvm::formatv("\nblockscale: FFMA yield interleave "
-                               "({0}/16): {1} of {2} FFMAs in {3} runs "
-                               "edited ({4} had the yield bit set)\n",
-                               sixteenths, st->changed, st->ffma, st->runs,
-                               st->yieldWasSet)
-                     .str();
+      out.ffmaYield = *st; // blockscale-gen prints it
     }
   parsePtxasLog(out);
   out.seconds = std::chrono::duration<double>(
