@@ -316,9 +316,15 @@ exp_check() {
   run 120 $GEN --run --debug-hang --iters 0 --m 129 --n 1000 --k 4096 --force-tile splits=3 $d
   run 120 $GEN --run --debug-hang --iters 0 --m 333 --n 520 --k 1008 --form wgrad $d
   run 120 $GEN --run --debug-hang --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate $d
-  for t in bm=128,bn=128 bm=128,bn=160 bm=128,bn=192 bm=64,bn=128 bm=128,bn=112 bm=128,bn=128,cluster=2; do
+  for t in bm=128,bn=128 bm=128,bn=160 bm=128,bn=192 bm=64,bn=128 bm=128,bn=112 bm=128,bn=128,cluster=2 \
+           bm=256,bn=128 bm=256,bn=112; do
     run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t $d
   done
+  # Two 64-row waves per consumer warpgroup (bm = 256): tails, wgrad, f32 +=, split-K.
+  run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2112 --k 1040 --force-tile bm=256,bn=128 $d
+  run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=256,bn=128 --form wgrad $d
+  run 120 $GEN --run --debug-hang --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate --force-tile bm=256,bn=64 $d
+  run 120 $GEN --run --debug-hang --iters 0 --m 129 --n 1000 --k 4096 --force-tile bm=256,bn=64,splits=3 $d
   run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=128,cluster=2 --form wgrad $d
   run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=64,cluster=2,splits=3 $d
   run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2112 --k 1024 --force-tile bm=128,bn=128,cluster=2 $d
@@ -335,6 +341,30 @@ pair_ncu() {
       --section SchedulerStats $GEN --run --no-check --iters 0 --m 4096 --n 7168 --k 4096 \
       --force-tile $t > "$OUT/ncu_${t//[=,]/_}.txt" 2>&1
   done
+}
+
+# Per-instruction stall samples (ncu source page, SASS) of our bn 128
+# kernel and of cuBLASLt's for 4096x7168x16384: where each loop waits.
+sass_stalls() {
+  local NCU=$(find_ncu) d="$OUT/stalls"
+  [ -n "$NCU" ] || { echo "no ncu"; return; }
+  mkdir -p "$d"
+  [ -n "${STALL_SKIP_OURS:-}" ] || timeout 200 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --section SourceCounters \
+    --section WarpStateStats -f -o "$d/bs_bn${STALL_BN:-128}${STALL_TAG:-}" $GEN --run --no-check --iters 0 \
+    --m 4096 --n 7168 --k 16384 --force-tile bm=128,bn=${STALL_BN:-128} ${STALL_ARGS:-} > "$d/bs.log" 2>&1
+  timeout 300 "$NCU" --clock-control none -k regex:nvjet -c 1 --section SourceCounters \
+    --section WarpStateStats -f -o "$d/lt" env PYTHONPATH=python python3 bench/profile_cublaslt.py > "$d/lt.log" 2>&1
+  local r
+  for r in "$d"/*.ncu-rep; do
+    "$NCU" -i "$r" --page source --csv --print-source sass > "${r%.ncu-rep}_sass.csv" 2> "${r%.ncu-rep}_sass.err"
+    "$NCU" -i "$r" --page details --print-details all > "${r%.ncu-rep}_details.txt" 2>&1
+    wc -l "${r%.ncu-rep}_sass.csv"; head -c 600 "${r%.ncu-rep}_sass.err"
+    python3 bench/sass_stalls.py "${r%.ncu-rep}_sass.csv" > "${r%.ncu-rep}_summary.txt" 2>&1
+    cat "${r%.ncu-rep}_summary.txt"
+  done
+  rm -f "$d"/*.ncu-rep
+  # Few files come back from the device: one archive.
+  tar -C "$OUT" -czf "$OUT/stalls.tgz" stalls && rm -rf "$d"
 }
 
 mini_sweep() {
@@ -434,6 +464,12 @@ case "$mode" in
   power) power ;;
   exp_check) exp_check ;;
   pair_ncu) pair_ncu ;;
+  sass_stalls) sass_stalls ;;
+  gemm_release) # the GEMM table of bench/RESULTS.md, then correctness
+    run 420 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
+      --variants "${VARIANTS_FINAL:-bm=128,bn=128;bm=128,bn=192;bm=256,bn=128}" \
+      --json "$OUT/bench_gemm.json"
+    gemm_sweep; python_tests ;;
   release1) release1 ;;
   release2) release2 ;;
   cast_time) cast_time ;;

@@ -457,11 +457,11 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
       ws = *w;
     }
     int64_t tiles = int64_t(p.tilesM) * ceilDiv(p.tilesN, s.cluster) * s.cluster;
-    if (tiles * (s.bm / 64) > bs::kSplitKCounterSlots)
+    if (tiles * s.consumers() > bs::kSplitKCounterSlots)
       return err(llvm::formatv("launchGemm: split-K over {0} tiles needs {1} "
                                "arrival counters but the workspace has {2}; "
                                "use splits = 1 for this shape",
-                               tiles, tiles * (s.bm / 64),
+                               tiles, tiles * s.consumers(),
                                bs::kSplitKCounterSlots));
     p.counters = static_cast<int *>(ws);
     p.workspace = reinterpret_cast<float *>(static_cast<char *>(ws) +

@@ -56,7 +56,7 @@ std::vector<Case> tileCases() {
     cases.push_back(c);
   };
   for (GemmForm form : {GemmForm::Fwd, GemmForm::Wgrad})
-    for (int bm : {64, 128})
+    for (int bm : {64, 128, 256})
       for (int bn = 16; bn <= 192; bn += 16)
         if (isValidTile(bm, bn)) // the tiles the selector may pick
           add(form, bm, bn, DType::BF16, false, 1);

@@ -35,7 +35,10 @@ struct GemmKernelSpec {
   int bm = 128, bn = 128, stages = 4;
   int cluster = 1; // 2: CTA pairs share A through TMA multicast
   bool wgrad() const { return form == GemmForm::Wgrad; }
-  int threads() const { return 128 * (bm / 64 + 1); }
+  /// Consumer warpgroups (GemmSm90::kConsumers): one for bm = 64, else two
+  /// (bm = 256 gives each two 64-row waves).
+  int consumers() const { return bm == 64 ? 1 : 2; }
+  int threads() const { return 128 * (consumers() + 1); }
   int smemBytes() const;
 };
 

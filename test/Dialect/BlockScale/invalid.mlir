@@ -229,8 +229,13 @@ func.func @bad_align() attributes {a = #blockscale.scale_layout<col_major, align
 
 // -----
 
-// expected-error @+1 {{expected tile bm = 64 or 128 (one or two consumer warpgroups of m64 wgmma) but got 256}}
-func.func @bad_bm() attributes {a = #blockscale.tile<bm = 256, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
+// expected-error @+1 {{expected tile bm = 64, 128 or 256 (one or two consumer warpgroups of m64 wgmma, one or two waves) but got 192}}
+func.func @bad_bm() attributes {a = #blockscale.tile<bm = 192, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
+
+// -----
+
+// expected-error @+1 {{expected tile bn <= 128 with bm = 256 (two accumulators per thread) but got 160}}
+func.func @bad_bm256_bn() attributes {a = #blockscale.tile<bm = 256, bn = 160, bk = 128, stages = 3, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
 
 // -----
 

@@ -6,7 +6,7 @@
 // KEY: unknown key 'colour' in force option (expected bm, bn, stages, splits, raster, cluster)
 func.func @f(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
              %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) -> tensor<128x512xbf16> {
-  // expected-error @+1 {{expected a forced tile the kernels implement (bm 64 or 128; bn 16..128 step 16, 144, 160, 192) but got bm=128,bn=176}}
+  // expected-error @+1 {{expected a forced tile the kernels implement (bm 64 or 128; bn 16..128 step 16, 144, 160, 192; bm 256 with bn <= 128) but got bm=128,bn=176}}
   %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
          a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
       : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>

@@ -1,12 +1,17 @@
 // RUN: blockscale-opt %s --split-input-file --blockscale-select-tiles --verify-diagnostics | FileCheck %s
 // RUN: blockscale-opt %s --split-input-file --blockscale-select-tiles="num-sms=66" --verify-diagnostics | FileCheck %s --check-prefix=SMALLGPU
 // RUN: blockscale-opt %s --split-input-file --blockscale-select-tiles="force=bm=64,bn=96,stages=3,splits=2" --verify-diagnostics | FileCheck %s --check-prefix=FORCE
+// RUN: blockscale-opt %s --split-input-file --blockscale-select-tiles="force=bm=256,bn=128" --verify-diagnostics | FileCheck %s --check-prefix=WAVES
 
-// Large forward GEMM: one 128-row tile per CTA, no split.
+// Large forward GEMM: 256-row tiles (two waves per warpgroup), no split.
 // CHECK-LABEL: func.func @large
-// CHECK: tile = #blockscale.tile<bm = 128, bn = {{[0-9]+}}, bk = 128, stages = {{[2-8]}}, cluster = 1, swizzle = 128, splits = 1, raster = 8>
+// CHECK: tile = #blockscale.tile<bm = 256, bn = {{[0-9]+}}, bk = 128, stages = {{[2-8]}}, cluster = 1, swizzle = 128, splits = 1, raster = 8>
 // FORCE-LABEL: func.func @large
 // FORCE: tile = #blockscale.tile<bm = 64, bn = 96, bk = 128, stages = 3, cluster = 1, swizzle = 128, splits = 2, raster = 8>
+// Two 64-row waves per consumer warpgroup: 48 KB per stage, so 3 stages
+// beside the 64 KB bf16 staging of the 256x128 output tile.
+// WAVES-LABEL: func.func @large
+// WAVES: tile = #blockscale.tile<bm = 256, bn = 128, bk = 128, stages = 3, cluster = 1, swizzle = 128, splits = 1, raster = 8>
 func.func @large(%a: tensor<4096x7168xf8E4M3FN>, %as: tensor<4096x56xf32>,
                  %b: tensor<7168x4096xf8E4M3FN>, %bs: tensor<56x32xf32>) -> tensor<4096x4096xbf16> {
   %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,

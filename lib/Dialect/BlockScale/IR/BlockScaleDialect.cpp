@@ -140,10 +140,12 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t bm, int64_t bn, int64_t bk, int64_t stages,
                        int64_t cluster, int64_t swizzle, int64_t splits,
                        int64_t raster) {
-  // One consumer warpgroup computes 64 rows with m64nNk32 wgmma.
-  if (bm != 64 && bm != 128)
-    return emitError() << "expected tile bm = 64 or 128 (one or two consumer "
-                          "warpgroups of m64 wgmma) but got "
+  // One consumer warpgroup computes 64 rows with m64nNk32 wgmma (bm = 256:
+  // two such waves each).
+  if (bm != 64 && bm != 128 && bm != 256)
+    return emitError() << "expected tile bm = 64, 128 or 256 (one or two "
+                          "consumer warpgroups of m64 wgmma, one or two "
+                          "waves) but got "
                        << bm;
   // A tile may straddle at most two 128-wide scale blocks of B; with bn a
   // multiple of 16 that holds for bn <= 128 and for 144, 160, 192.
@@ -152,6 +154,10 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!bnOk)
     return emitError() << "expected tile bn in {16, 32, ..., 128, 144, 160, "
                           "192} but got "
+                       << bn;
+  if (bm == 256 && bn > 128)
+    return emitError() << "expected tile bn <= 128 with bm = 256 (two "
+                          "accumulators per thread) but got "
                        << bn;
   if (bk != 128)
     return emitError() << "expected tile bk = 128 (one scale block per "

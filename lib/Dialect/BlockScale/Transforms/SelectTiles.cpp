@@ -95,7 +95,7 @@ struct SelectTilesPass
         if (!::blockscale::isValidTile(c.bm, c.bn)) {
           op.emitOpError() << "expected a forced tile the kernels implement "
                               "(bm 64 or 128; bn 16..128 step 16, 144, 160, "
-                              "192) but got bm="
+                              "192; bm 256 with bn <= 128) but got bm="
                            << c.bm << ",bn=" << c.bn;
           failedAny = true;
           return;

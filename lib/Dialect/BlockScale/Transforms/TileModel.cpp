@@ -21,8 +21,10 @@ std::string TileChoice::str() const {
 }
 
 bool blockscale::isValidTile(int bm, int bn) {
-  return (bm == 64 || bm == 128) && bn >= 16 && bn % 16 == 0 &&
-         (bn <= 128 || bn == 144 || bn == 160 || bn == 192);
+  // bm = 256 is two 64-row waves per consumer warpgroup, whose two
+  // accumulators fit the registers only up to bn = 128.
+  return (bm == 64 || bm == 128 || (bm == 256 && bn <= 128)) && bn >= 16 &&
+         bn % 16 == 0 && (bn <= 128 || bn == 144 || bn == 160 || bn == 192);
 }
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -57,6 +59,14 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
                                     ? 180.0 + 5.0 * c.bn
                                     : 500.0 + 3.44 * c.bn)
                              : 760.0 + 0.7 * c.bn;
+  // bm = 256 (two 64-row waves per consumer warpgroup, one B stage for
+  // both, simple loop): fitted to 2026-12-02 run 40 at bn = 128 against
+  // the selected bm = 128 tiles in the same run: 0.90 of two bm = 128
+  // K-blocks at bn = 128 for forward GEMMs (990 vs 943 TFLOP/s on
+  // 4096x7168x16384, 971 vs 934 on 16384x14336x4096, 934 vs 886 on
+  // 4096x24576x1536). Not for wgrad (see rankTiles).
+  if (c.bm == 256)
+    kbClk = 1.806 * (180.0 + 5.0 * c.bn);
   // Epilogue (registers -> swizzled smem -> TMA store) stalls the math
   // warps; the pipeline refills at the start of every CTA.
   double epiClk = 600 + c.bm * c.bn * p.outBytes / 64.0;
@@ -88,8 +98,15 @@ std::vector<TileChoice> blockscale::rankTiles(const GemmProblem &p,
   std::vector<TileChoice> all;
   int64_t kBlocks = ceilDiv(p.k, 128);
   static const int bns[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192};
-  for (int bm : {64, 128}) {
+  for (int bm : {64, 128, 256}) {
     for (int bn : bns) {
+      if (!isValidTile(bm, bn))
+        continue;
+      // Waves measured no faster for wgrad, whose promotion reads
+      // per-column B scales from shared memory: 847 vs 863 TFLOP/s on
+      // 14336x4096x16384 (run 40), 758 vs 812 on 7168x2048x4096 (run 41).
+      if (bm == 256 && p.wgrad)
+        continue;
       int64_t tiles = ceilDiv(p.m, bm) * ceilDiv(p.n, bn);
       // CTA pairs with A multicast (cluster = 2) measured 0.91-0.92x of
       // the same tile without on the H200 (2026-12-02 run 13, bm = 128,

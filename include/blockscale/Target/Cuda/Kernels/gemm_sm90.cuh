@@ -13,7 +13,10 @@
 //    of A, B and their scales with TMA into a STAGES-deep ring, each stage
 //    guarded by a "full" mbarrier (TMA transaction bytes) and an "empty"
 //    mbarrier (one arrival per consumer warp);
-//  * BM/64 consumer warpgroups each own 64 rows of the tile. Per K-block they
+//  * one (BM = 64) or two consumer warpgroups each own 64 rows of the tile
+//    (BM = 256: two 64-row waves each, computed one after the other from
+//    the same B stage, so that B crosses from L2 once per 256 rows; measured
+//    +2-10 % on large forward GEMMs, 2026-12-02 run 40). Per K-block they
 //    issue four m64nBNk32 wgmmas into a fresh f32 accumulator and then fold it
 //    into the running accumulator with the block's scales ("promotion"): the
 //    scale changes every 128 K, so it cannot live inside the tensor-core
@@ -60,14 +63,24 @@ struct GemmSm90 {
   static constexpr bool ACCUMULATE = ACCUMULATE_;
   static constexpr int CLUSTER = CLUSTER_;
   static_assert(CLUSTER == 1 || CLUSTER == 2, "pairs of CTAs at most");
-  static_assert(BM == 64 || BM == 128, "one or two m64 consumer warpgroups");
+  static_assert(BM == 64 || BM == 128 || BM == 256,
+                "one or two m64 consumer warpgroups, one or two waves");
   static_assert(BN % 16 == 0 && BN >= 16 && BN <= 192, "wgmma N");
   // A tile may straddle at most two 128-wide scale blocks of B (see
   // TileConfigAttr::verify): holds iff 128 - gcd(BN, 128) + BN <= 256.
   static_assert(BN <= 128 || BN == 144 || BN == 160 || BN == 192,
                 "BN would straddle three 128x128 scale blocks");
 
-  static constexpr int kConsumers = BM / 64;
+  static constexpr int kConsumers = BM == 64 ? 1 : 2;
+  // BM = 256: each consumer warpgroup computes two 64-row waves of the tile
+  // (rows v * 128 + wg * 64), one after the other on the same B stage, so
+  // that a CTA loads a K-block of B once per 256 rows instead of per 128:
+  // a quarter less L2-to-SM traffic per FLOP. The second wave's
+  // accumulator costs BN/2 registers, which fit only up to BN = 128.
+  static constexpr int kWaveRows = 64 * kConsumers;
+  static constexpr int kWaves = BM / kWaveRows;
+  static_assert(kWaves == 1 || BN <= 128,
+                "two waves hold 3 * BN / 2 accumulator registers per thread");
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kAcc = BN / 2; // f32 accumulators per thread
   static constexpr int kOutBytes = OUT_F32 ? 4 : 2;
@@ -108,8 +121,9 @@ struct GemmSm90 {
 #ifdef BS_GEMM_NO_PIPELINE
   static constexpr bool kPipeline = false;
 #else
-  static constexpr bool kPipeline = BN <= 128 && CLUSTER == 1;
+  static constexpr bool kPipeline = BN <= 128 && CLUSTER == 1 && kWaves == 1;
 #endif
+
 
   static constexpr u32 kTxBytes =
       kABytes + kBBytes + BM * 4 + (WGRAD ? BN * 4 : 0);
@@ -295,8 +309,10 @@ struct GemmSm90 {
       s.lo1 = sa1;
       s.hi0 = s.hi1 = 0.f;
     } else {
-      const float lo = __ldg(ts.sb0 + static_cast<long long>(kb) * p.sbStrideK);
-      const float hi = __ldg(ts.sb1 + static_cast<long long>(kb) * p.sbStrideK);
+      const float lo =
+          __ldg(ts.sb0 + static_cast<long long>(kb) * p.sbStrideK);
+      const float hi =
+          __ldg(ts.sb1 + static_cast<long long>(kb) * p.sbStrideK);
       s.lo0 = sa0 * lo;
       s.lo1 = sa1 * lo;
       s.hi0 = sa0 * hi;
@@ -307,10 +323,10 @@ struct GemmSm90 {
 
   // The four k32 wgmmas of the K-block in `stage` into a fresh accumulator.
   __device__ __forceinline__ static void issue(u32 base, int stage, int wg,
-                                               float (&t)[kAcc],
+                                               int wave, float (&t)[kAcc],
                                                bool accumulate = false) {
-    const u64 descA =
-        smemDescSw128(base + kOffA + stage * kABytes + wg * 64 * BK);
+    const u64 descA = smemDescSw128(base + kOffA + stage * kABytes +
+                                    (wave * kWaveRows + wg * 64) * BK);
     const u64 descB = smemDescSw128(base + kOffB + stage * kBBytes);
     wgmmaFence();
 #pragma unroll
@@ -380,34 +396,51 @@ struct GemmSm90 {
       release(base, stage, lane, peer);
   }
 
-  // One K-block at a time: wgmma, wait, promote. The other consumer
-  // warpgroup's wgmmas fill the tensor cores during this one's promotion.
+  // One K-block at a time: wgmma, wait, promote (per wave). The other
+  // consumer warpgroup's wgmmas fill the tensor cores during this one's
+  // promotion.
   template <int SJ>
   __device__ __forceinline__ static void
   mainloopSimple(const GemmParams &p, u32 base, const unsigned char *smem,
                  const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
-                 const Unit &w, const TileScales &ts, float (&acc)[kAcc],
-                 int &stage, u32 &phase) {
+                 const Unit &w, const TileScales &ts,
+                 float (&acc)[kWaves][kAcc], int &stage, u32 &phase) {
     for (int kb = w.kb0; kb < w.kb1; ++kb) {
       mbarWait(fullBar(base, stage), phase);
 #ifdef BS_EXP_NO_PROMOTE
       // Experiment: accumulate every K-block in the tensor core, unscaled
       // (wrong results; measures what the promotion costs).
-      issue(base, stage, wg, acc, kb > w.kb0);
+#pragma unroll
+      for (int v = 0; v < kWaves; ++v)
+        issue(base, stage, wg, v, acc[v], kb > w.kb0);
       wgmmaWait<0>();
 #pragma unroll
-      for (int i = 0; i < kAcc; ++i)
-        fenceOperand(acc[i]);
+      for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i)
+          fenceOperand(acc[v][i]);
       release(base, stage, lane, peer);
       advance(stage, phase);
       continue;
 #endif
-      float t[kAcc];
-      issue(base, stage, wg, t);
-      // Scale loads overlap the asynchronous wgmma.
-      const BlockScales s = loadScales(p, sSA, stage, wg, r0, kb, ts);
-      wgmmaWait<0>();
-      retire<SJ>(base, smem, lane, peer, c0, acc, t, stage, s);
+#pragma unroll
+      for (int v = 0; v < kWaves; ++v) {
+        float t[kAcc];
+        issue(base, stage, wg, v, t);
+        // Scale loads overlap the asynchronous wgmma.
+        const BlockScales s =
+            loadScales(p, sSA, stage, wg, r0 + v * kWaveRows, kb, ts);
+        wgmmaWait<0>();
+        if (v == kWaves - 1) {
+          // The stage's last reader: free it (see retire).
+          retire<SJ>(base, smem, lane, peer, c0, acc[v], t, stage, s);
+        } else {
+#pragma unroll
+          for (int i = 0; i < kAcc; ++i)
+            fenceOperand(t[i]);
+          promote<SJ>(acc[v], t, s, smem, stage, c0);
+        }
+      }
       advance(stage, phase);
     }
   }
@@ -423,7 +456,7 @@ struct GemmSm90 {
            float (&tn)[kAcc], int kb, int &curStage, BlockScales &cur,
            int &stage, u32 &phase) {
     mbarWait(fullBar(base, stage), phase);
-    issue(base, stage, wg, tn);
+    issue(base, stage, wg, 0, tn);
     const BlockScales next = loadScales(p, sSA, stage, wg, r0, kb, ts);
     wgmmaWait<1>(); // all but the group just issued
     retire<SJ>(base, smem, lane, peer, c0, acc, tc, curStage, cur);
@@ -444,7 +477,7 @@ struct GemmSm90 {
                     float (&acc)[kAcc], int &stage, u32 &phase) {
     float t0[kAcc], t1[kAcc];
     mbarWait(fullBar(base, stage), phase);
-    issue(base, stage, wg, t0);
+    issue(base, stage, wg, 0, t0);
     BlockScales cur = loadScales(p, sSA, stage, wg, r0, w.kb0, ts);
     int curStage = stage;
     advance(stage, phase);
@@ -472,8 +505,8 @@ struct GemmSm90 {
   __device__ __forceinline__ static void
   mainloop(const GemmParams &p, u32 base, const unsigned char *smem,
            const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
-           const Unit &w, const TileScales &ts, float (&acc)[kAcc], int &stage,
-           u32 &phase) {
+           const Unit &w, const TileScales &ts, float (&acc)[kWaves][kAcc],
+           int &stage, u32 &phase) {
     if constexpr (SJ < kSplitAll) {
       if (ts.splitJ != SJ) {
         mainloop<SJ + kSplitStep>(p, base, smem, sSA, wg, r0, c0, lane, peer,
@@ -487,7 +520,7 @@ struct GemmSm90 {
     if (kPipeline)
 #endif
       mainloopPipelined<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
-                            acc, stage, phase);
+                            acc[0], stage, phase);
     else
       mainloopSimple<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
                          acc, stage, phase);
@@ -504,11 +537,12 @@ struct GemmSm90 {
     const int r0 = warp * 16 + lane / 4;
     const int c0 = 2 * (lane % 4);
     const int nBlocksB = (p.n + 127) / 128;
+    // This warpgroup's first 64-row staging slab (see epilogue).
     const u32 cBase = base + kOffC + wg * (kChunks * kChunkBytes);
     const float *sSA = reinterpret_cast<const float *>(smem + kOffSA);
     const u32 peer = CLUSTER > 1 ? mapaShared(emptyBar(base, 0), rank ^ 1) : 0;
 
-    float acc[kAcc];
+    float acc[kWaves][kAcc];
     int stage = 0;
     u32 phase = 0;
 
@@ -526,8 +560,10 @@ struct GemmSm90 {
       ts.sb1 = p.sb + b1 * p.sbStrideN;
 
 #pragma unroll
-      for (int i = 0; i < kAcc; ++i)
-        acc[i] = 0.f;
+      for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i)
+          acc[v][i] = 0.f;
 
       mainloop(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts, acc, stage,
                phase);
@@ -547,19 +583,27 @@ struct GemmSm90 {
   // the full sum) for the last split of the tile to arrive.
   __device__ static bool splitKReduce(const GemmParams &p, unsigned char *smem,
                                       const Unit &w, int wg, int tid,
-                                      float (&acc)[kAcc]) {
+                                      float (&acc)[kWaves][kAcc]) {
     static_assert(kAcc % 4 == 0, "float4 partials");
-    const long long slice = 64LL * BN; // floats per warpgroup slice
-    float4 *mine = reinterpret_cast<float4 *>(
-        p.workspace + (static_cast<long long>(w.tile) * p.splits + w.split) *
-                          (BM * BN) +
-        wg * slice);
+    const long long slice = 64LL * BN; // floats per 64-row slab
+    // Slab (wave, warpgroup) of split `s`'s partial of this tile.
+    float *const tileWs = p.workspace +
+                          static_cast<long long>(w.tile) * p.splits * (BM * BN) +
+                          wg * slice;
+    auto slab = [&](int s, int v) {
+      return tileWs + s * (BM * BN) + v * kConsumers * slice;
+    };
     // Fragment order: vector i of every thread is contiguous across the
     // warpgroup, so each store instruction writes 2 KB coalesced.
 #pragma unroll
-    for (int i = 0; i < kAcc / 4; ++i)
-      __stcg(mine + i * 128 + tid, make_float4(acc[4 * i], acc[4 * i + 1],
-                                               acc[4 * i + 2], acc[4 * i + 3]));
+    for (int v = 0; v < kWaves; ++v) {
+      float4 *mine = reinterpret_cast<float4 *>(slab(w.split, v));
+#pragma unroll
+      for (int i = 0; i < kAcc / 4; ++i)
+        __stcg(mine + i * 128 + tid,
+               make_float4(acc[v][4 * i], acc[v][4 * i + 1], acc[v][4 * i + 2],
+                           acc[v][4 * i + 3]));
+    }
     __threadfence();
     namedBarSync(1 + wg, 128);
     volatile int *flag = reinterpret_cast<volatile int *>(smem + kOffFlag) + wg;
@@ -574,17 +618,17 @@ struct GemmSm90 {
     for (int s = 0; s < p.splits; ++s) {
       if (s == w.split)
         continue;
-      const float4 *other = reinterpret_cast<const float4 *>(
-          p.workspace +
-          (static_cast<long long>(w.tile) * p.splits + s) * (BM * BN) +
-          wg * slice);
 #pragma unroll
-      for (int i = 0; i < kAcc / 4; ++i) {
-        const float4 v = __ldcg(other + i * 128 + tid);
-        acc[4 * i + 0] += v.x;
-        acc[4 * i + 1] += v.y;
-        acc[4 * i + 2] += v.z;
-        acc[4 * i + 3] += v.w;
+      for (int v = 0; v < kWaves; ++v) {
+        const float4 *other = reinterpret_cast<const float4 *>(slab(s, v));
+#pragma unroll
+        for (int i = 0; i < kAcc / 4; ++i) {
+          const float4 x = __ldcg(other + i * 128 + tid);
+          acc[v][4 * i + 0] += x.x;
+          acc[v][4 * i + 1] += x.y;
+          acc[v][4 * i + 2] += x.z;
+          acc[v][4 * i + 3] += x.w;
+        }
       }
     }
     if (tid == 0)
@@ -592,47 +636,61 @@ struct GemmSm90 {
     return true;
   }
 
-  __device__ static void epilogue(u32 cBase, int wg, int tid, int r0, int c0,
-                                  int m0, int n0, const float (&acc)[kAcc],
+  __device__ static void epilogue(u32 cBase0, int wg, int tid, int r0, int c0,
+                                  int m0, int n0,
+                                  const float (&acc)[kWaves][kAcc],
                                   const TmaDesc &tC) {
-    // The previous tile's TMA store must have read this buffer.
+    // Each (wave, warpgroup) stages its 64 rows in a slab of its own.
+    auto slabBase = [&](int v) {
+      return cBase0 + v * kConsumers * (kChunks * kChunkBytes);
+    };
+    // The previous tile's TMA store must have read these slabs.
     if (tid == 0)
       bulkWaitRead0();
     namedBarSync(1 + wg, 128);
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      const int col = 8 * j + c0;
-      const int chunk = col / kChunkCols;
-      const int byte = (col % kChunkCols) * kOutBytes;
+    for (int v = 0; v < kWaves; ++v) {
+      const u32 cBase = slabBase(v);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = r0 + 8 * h;
-        // TMA swizzle: 16-byte unit index XOR address bits [7, 7 + log2(kSwz/16)).
-        const int swz = ((row * kSwz) >> 7) & (kSwz / 16 - 1);
-        const u32 addr = cBase + chunk * kChunkBytes + row * kSwz +
-                         ((((byte >> 4) ^ swz) << 4) | (byte & 15));
-        const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
-        if (OUT_F32)
-          asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(v0),
-                       "f"(v1)
-                       : "memory");
-        else
-          asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr),
-                       "r"(packBf16x2(v0, v1))
-                       : "memory");
+      for (int j = 0; j < BN / 8; ++j) {
+        const int col = 8 * j + c0;
+        const int chunk = col / kChunkCols;
+        const int byte = (col % kChunkCols) * kOutBytes;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = r0 + 8 * h;
+          // TMA swizzle: 16-byte unit index XOR address bits
+          // [7, 7 + log2(kSwz/16)).
+          const int swz = ((row * kSwz) >> 7) & (kSwz / 16 - 1);
+          const u32 addr = cBase + chunk * kChunkBytes + row * kSwz +
+                           ((((byte >> 4) ^ swz) << 4) | (byte & 15));
+          const float v0 = acc[v][4 * j + 2 * h], v1 = acc[v][4 * j + 2 * h + 1];
+          if (OUT_F32)
+            asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr),
+                         "f"(v0), "f"(v1)
+                         : "memory");
+          else
+            asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr),
+                         "r"(packBf16x2(v0, v1))
+                         : "memory");
+        }
       }
     }
     fenceProxyAsyncShared();
     namedBarSync(1 + wg, 128);
     if (tid == 0) {
 #pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        if (ACCUMULATE)
-          tmaReduceAdd2d(tC, cBase + c * kChunkBytes, n0 + c * kChunkCols,
-                         m0 + wg * 64);
-        else
-          tmaStore2d(tC, cBase + c * kChunkBytes, n0 + c * kChunkCols,
-                     m0 + wg * 64);
+      for (int v = 0; v < kWaves; ++v) {
+        const int row0 = m0 + v * kWaveRows + wg * 64;
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          if (ACCUMULATE)
+            tmaReduceAdd2d(tC, slabBase(v) + c * kChunkBytes,
+                           n0 + c * kChunkCols, row0);
+          else
+            tmaStore2d(tC, slabBase(v) + c * kChunkBytes, n0 + c * kChunkCols,
+                       row0);
+        }
       }
       bulkCommit();
     }
