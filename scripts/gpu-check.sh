@@ -465,6 +465,12 @@ case "$mode" in
   exp_check) exp_check ;;
   pair_ncu) pair_ncu ;;
   sass_stalls) sass_stalls ;;
+  wave_pairs) # bm = 256 in CTA pairs (A multicast): correctness, then timing
+    for f in fwd wgrad; do
+      run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2 --form $f
+    done
+    run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2112 --k 1024 --force-tile bm=256,bn=128,cluster=2
+    AB_DEFINES="" AB_TILES=";bm=256,bn=128;bm=256,bn=128,cluster=2" AB_ROUNDS=1 ab_gemm ;;
   gemm_release) # the GEMM table of bench/RESULTS.md, then correctness
     run 420 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
       --variants "${VARIANTS_FINAL:-bm=128,bn=128;bm=128,bn=192;bm=256,bn=128}" \
