@@ -124,7 +124,6 @@ struct GemmSm90 {
   static constexpr bool kPipeline = BN <= 128 && CLUSTER == 1 && kWaves == 1;
 #endif
 
-
   static constexpr u32 kTxBytes =
       kABytes + kBBytes + BM * 4 + (WGRAD ? BN * 4 : 0);
 
@@ -309,10 +308,8 @@ struct GemmSm90 {
       s.lo1 = sa1;
       s.hi0 = s.hi1 = 0.f;
     } else {
-      const float lo =
-          __ldg(ts.sb0 + static_cast<long long>(kb) * p.sbStrideK);
-      const float hi =
-          __ldg(ts.sb1 + static_cast<long long>(kb) * p.sbStrideK);
+      const float lo = __ldg(ts.sb0 + static_cast<long long>(kb) * p.sbStrideK);
+      const float hi = __ldg(ts.sb1 + static_cast<long long>(kb) * p.sbStrideK);
       s.lo0 = sa0 * lo;
       s.lo1 = sa1 * lo;
       s.hi0 = sa0 * hi;
@@ -587,9 +584,9 @@ struct GemmSm90 {
     static_assert(kAcc % 4 == 0, "float4 partials");
     const long long slice = 64LL * BN; // floats per 64-row slab
     // Slab (wave, warpgroup) of split `s`'s partial of this tile.
-    float *const tileWs = p.workspace +
-                          static_cast<long long>(w.tile) * p.splits * (BM * BN) +
-                          wg * slice;
+    float *const tileWs =
+        p.workspace + static_cast<long long>(w.tile) * p.splits * (BM * BN) +
+        wg * slice;
     auto slab = [&](int s, int v) {
       return tileWs + s * (BM * BN) + v * kConsumers * slice;
     };
@@ -664,7 +661,8 @@ struct GemmSm90 {
           const int swz = ((row * kSwz) >> 7) & (kSwz / 16 - 1);
           const u32 addr = cBase + chunk * kChunkBytes + row * kSwz +
                            ((((byte >> 4) ^ swz) << 4) | (byte & 15));
-          const float v0 = acc[v][4 * j + 2 * h], v1 = acc[v][4 * j + 2 * h + 1];
+          const float v0 = acc[v][4 * j + 2 * h];
+          const float v1 = acc[v][4 * j + 2 * h + 1];
           if (OUT_F32)
             asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr),
                          "f"(v0), "f"(v1)
