@@ -275,12 +275,7 @@ ffma_yield() {
     run 60 python3 bench/sass_ffma_check.py "$OUT/plain.cubin" "$OUT/patched.cubin"
   done
   rm -f "$OUT/plain.cubin" "$OUT/patched.cubin"
-  run 120 $GEN --run --debug-hang --iters 0 --m 77 --n 200 --k 7008 --define $D
-  run 120 $GEN --run --debug-hang --iters 0 --m 129 --n 1000 --k 4096 --force-tile splits=3 --define $D
-  run 120 $GEN --run --debug-hang --iters 0 --m 333 --n 520 --k 1008 --form wgrad --define $D
-  for t in bm=128,bn=128 bm=128,bn=160 bm=128,bn=192 bm=64,bn=128 bm=128,bn=128,cluster=2; do
-    run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t --define $D
-  done
+  EXP_DEFINES=$D exp_check
   ab_gemm
 }
 
@@ -407,11 +402,16 @@ cast_time() { # [shape ...], each "rows cols"; default both bench sizes
 
 # Both benches as bench/RESULTS.md reports them: the cast bench, and the
 # full GEMM bench with the forced tile variants beside the selected tiles.
+# The GEMM table of bench/RESULTS.md: gemm_table <timeout-s> <default
+# variants> (VARIANTS_FINAL overrides the forced tiles timed beside).
+gemm_table() {
+  run "$1" env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
+    --variants "${VARIANTS_FINAL:-$2}" --json "$OUT/bench_gemm.json"
+}
+
 release_benches() {
   quant_bench
-  run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
-    --variants "${VARIANTS_FINAL:-bm=128,bn=128;bm=128,bn=160;bm=128,bn=192;bm=128,bn=112,splits=2}" \
-    --json "$OUT/bench_gemm.json"
+  gemm_table 300 "bm=128,bn=128;bm=128,bn=160;bm=128,bn=192;bm=128,bn=112,splits=2"
 }
 
 # Release validation that fits one device call: the GEMM tiles and tails
@@ -472,9 +472,7 @@ case "$mode" in
     run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2112 --k 1024 --force-tile bm=256,bn=128,cluster=2
     AB_DEFINES="" AB_TILES=";bm=256,bn=128;bm=256,bn=128,cluster=2" AB_ROUNDS=1 ab_gemm ;;
   gemm_release) # the GEMM table of bench/RESULTS.md, then correctness
-    run 420 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py \
-      --variants "${VARIANTS_FINAL:-bm=128,bn=128;bm=128,bn=192;bm=256,bn=128}" \
-      --json "$OUT/bench_gemm.json"
+    gemm_table 420 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128"
     gemm_sweep; python_tests ;;
   release1) release1 ;;
   release2) release2 ;;

@@ -1,5 +1,4 @@
-//===- SassPatch.cpp - post-compile edits of sm_90a machine code -*- C++
-//-*-===//
+//===- SassPatch.cpp - post-compile edits of sm_90a SASS --------*- C++ -*-===//
 
 #include "blockscale/Runtime/SassPatch.h"
 

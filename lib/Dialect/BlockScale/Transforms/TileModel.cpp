@@ -55,18 +55,20 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   // wgmma) and ~1050 / 1160 at bn = 160 / 192 without it (promotion
   // exposed); a bm = 64 CTA ~850 / 890 at bn = 128 / 192 (an older fit,
   // before the pipeline ran asynchronously).
-  double kbClk = c.bm == 128 ? (c.bn <= 128 && c.cluster == 1
-                                    ? 180.0 + 5.0 * c.bn
-                                    : 500.0 + 3.44 * c.bn)
-                             : 760.0 + 0.7 * c.bn;
-  // bm = 256 (two 64-row waves per consumer warpgroup, one B stage for
-  // both, simple loop): fitted to 2026-12-02 run 40 at bn = 128 against
-  // the selected bm = 128 tiles in the same run: 0.90 of two bm = 128
-  // K-blocks at bn = 128 for forward GEMMs (990 vs 943 TFLOP/s on
-  // 4096x7168x16384, 971 vs 934 on 16384x14336x4096, 934 vs 886 on
-  // 4096x24576x1536). Not for wgrad (see rankTiles).
+  const double pipelined128 = 180.0 + 5.0 * c.bn;
+  double kbClk;
   if (c.bm == 256)
-    kbClk = 1.806 * (180.0 + 5.0 * c.bn);
+    // Two 64-row waves per consumer warpgroup, one B stage for both, simple
+    // loop: fitted to 2026-12-02 run 40 at bn = 128 against the selected
+    // bm = 128 tiles in the same run: 0.90 of two bm = 128 K-blocks at
+    // bn = 128 for forward GEMMs (990 vs 943 TFLOP/s on 4096x7168x16384,
+    // 971 vs 934 on 16384x14336x4096, 934 vs 886 on 4096x24576x1536). Not
+    // for wgrad (see rankTiles).
+    kbClk = 1.806 * pipelined128;
+  else if (c.bm == 128)
+    kbClk = c.bn <= 128 && c.cluster == 1 ? pipelined128 : 500.0 + 3.44 * c.bn;
+  else
+    kbClk = 760.0 + 0.7 * c.bn;
   // Epilogue (registers -> swizzled smem -> TMA store) stalls the math
   // warps; the pipeline refills at the start of every CTA.
   double epiClk = 600 + c.bm * c.bn * p.outBytes / 64.0;
