@@ -435,6 +435,29 @@ release2() {
   mini_sweep; quant_sweep; release_benches
 }
 
+# Cast A/B: CAST_VARIANTS is a ';'-separated list of variants, each
+# "defines[|env=value ...]" ("" = the shipped kernels). Every variant's
+# kernels are checked (quant_sweep, QUICK) before AB_ROUNDS rounds of
+# bench_quant over all variants in turn.
+cast_ab() {
+  local rounds=${AB_ROUNDS:-2} r i v defs envs
+  IFS=';' read -ra sets <<< "${CAST_VARIANTS:?set CAST_VARIANTS}"
+  for i in "${!sets[@]}"; do
+    v=${sets[$i]}; defs=${v%%|*}; envs=""; [ "$v" != "$defs" ] && envs=${v#*|}
+    [ -z "$defs" ] && continue
+    echo "=== check variant $i: $v" | tee -a "$OUT/check.log"
+    export BLOCKSCALE_EXP_DEFINES="$defs"; QUICK=1 quant_sweep; unset BLOCKSCALE_EXP_DEFINES
+  done
+  for r in $(seq "$rounds"); do
+    for i in "${!sets[@]}"; do
+      v=${sets[$i]}; defs=${v%%|*}; envs=""; [ "$v" != "$defs" ] && envs=${v#*|}
+      echo "=== round $r variant $i: ${v:-shipped}" | tee -a "$OUT/check.log"
+      run 300 env BLOCKSCALE_EXP_DEFINES="$defs" $envs PYTHONPATH=python PYTHONUNBUFFERED=1 \
+        python3 bench/bench_quant.py --json "$OUT/bench_quant_r${r}_v$i.json"
+    done
+  done
+}
+
 mode=${1:-smoke}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee -a "$OUT/check.log"
 case "$mode" in
@@ -480,6 +503,7 @@ case "$mode" in
   explore3) mini_sweep; quant_sweep; cluster_explore ;;
   casts) quant_sweep; cluster_sweep; quant_bench; cast_time "65536 8192" ;;
   casts_final) quant_sweep; quant_bench ;;
+  cast_ab) cast_ab ;;
   casts_check) quant_sweep; python_tests; quant_bench; profile_casts ;;
   refresh) # casts checked both ways, the Python tests, then the layer and
     # JIT-latency benches of bench/RESULTS.md

@@ -581,8 +581,9 @@ llvm::Error blockscale::launchQuantize(CompiledKernel &kernel,
   // The staged kernel's second parameter; a one-tile-per-CTA kernel
   // (BLOCKSCALE_EXP_QUANT_DIRECT) has only p, and the driver reads as many
   // entries of `params` as the kernel has parameters.
-  CUtensorMap tX;
+  CUtensorMap tX, tQ;
   std::memset(&tX, 0, sizeof(tX));
+  std::memset(&tQ, 0, sizeof(tQ));
   if (qs.staged()) {
     // Persistent: as many CTAs as fit at once walk the 128x128 tiles,
     // which TMA loads as boxes (zero-filled past the input's edges).
@@ -602,8 +603,16 @@ llvm::Error blockscale::launchQuantize(CompiledKernel &kernel,
                         uint64_t(ldx) * dtypeBytes(q.in), 128, 128,
                         CU_TENSOR_MAP_SWIZZLE_NONE, "the cast's input"))
       return e;
+    // A transposing cast stores each FP8 tile transposed by TMA from a
+    // 128B-swizzled copy in shared memory; the box is clipped at the edges.
+    if (qs.transposed)
+      if (auto e = encode(d, &tQ, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.q,
+                          uint64_t(rows), uint64_t(q.cols), uint64_t(ldq), 128,
+                          128, CU_TENSOR_MAP_SWIZZLE_128B,
+                          "the cast's transposed output"))
+        return e;
   }
-  void *params[] = {&p, &tX};
+  void *params[] = {&p, &tX, &tQ};
   return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
                  "cuLaunchKernelEx");
 }

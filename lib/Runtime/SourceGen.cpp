@@ -67,7 +67,11 @@ std::string blockscale::generateCudaSource(const KernelSpec &spec,
                       q.staged() ? "true" : "false");
   os << "extern \"C\" __global__ void __launch_bounds__(BsKernel::kThreads)\n"
      << spec.name << "(const __grid_constant__ bs::QuantParams p";
-  if (q.staged())
+  if (q.staged() && q.transposed)
+    os << ",\n    const __grid_constant__ bs::TmaDesc tX,\n"
+       << "    const __grid_constant__ bs::TmaDesc tQ) {\n"
+       << "  BsKernel::run(p, tX, tQ);\n}\n";
+  else if (q.staged())
     os << ",\n    const __grid_constant__ bs::TmaDesc tX) {\n"
        << "  BsKernel::run(p, tX);\n}\n";
   else

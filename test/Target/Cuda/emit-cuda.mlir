@@ -15,12 +15,13 @@
 
 // The transposed weight cast for grad-input is a transposing kernel. Like
 // every cast, it reads its tiles through TMA (a tensor map parameter) into
-// a ring.
+// a ring; it also takes its output's tensor map.
 // CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_128x128_t
 // CHECK: bs::QuantizeTile<bs::InBf16, /*FMT=*/0, /*BR=*/128, /*BC=*/128, /*TRANS=*/true, /*STAGED=*/true>
 // CHECK: bs_quantize_bf16_e4m3_128x128_t(const __grid_constant__ bs::QuantParams p,
-// CHECK-NEXT: const __grid_constant__ bs::TmaDesc tX) {
-// CHECK-NEXT: BsKernel::run(p, tX);
+// CHECK-NEXT: const __grid_constant__ bs::TmaDesc tX,
+// CHECK-NEXT: const __grid_constant__ bs::TmaDesc tQ) {
+// CHECK-NEXT: BsKernel::run(p, tX, tQ);
 
 // CHECK: // ----- kernel [[GEMM:bs_gemm_b128x128_e4m3_e4m3_bf16_bm128_bn[0-9]+_s[0-9]]]
 // CHECK: // blockscale.matmul fwd: A e4m3 1x128, B e4m3 128x128, C bf16

@@ -15,8 +15,14 @@
 // CHECK: mbarrier.arrive.expect_tx.shared::cta.b64
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 // CHECK: cvt.rn.satfinite.e4m3x2.f32
-// The transposed result leaves in 16-byte row segments.
-// CHECK: st.global.cs.v4.{{[bu]}}32
+// The transposed tile is copied into TMA's 128-byte swizzle (16-byte
+// shared stores) and leaves as one TMA box; the CTA waits for its stores
+// before it exits.
+// CHECK: st.shared.v4.u32
+// CHECK: fence.proxy.async.shared::cta;
+// CHECK: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+// CHECK: cp.async.bulk.commit_group;
+// CHECK: cp.async.bulk.wait_group 0;
 
 // A cast in input order reads through the same ring and writes each
 // thread's 8 FP8 bytes of a row with one store, no shared-memory transpose.

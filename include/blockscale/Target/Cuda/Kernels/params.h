@@ -69,7 +69,7 @@ BS_HOST_DEVICE constexpr int gemmSmemBytes(int bm, int bn, int stages,
 // in a shared-memory ring that TMA fills while it works on an earlier tile
 // (a transposing cast writes its FP8 transpose into the stage it has just
 // read). After the ring come the block maxima and inverse scales, then the
-// ring's mbarriers: the dynamic shared memory, 128-byte aligned by the
+// ring's mbarriers: the dynamic shared memory, 1024-byte aligned by the
 // kernel and carved in this order by quantize.cuh.
 constexpr int kQuantStages = 3;
 BS_HOST_DEVICE constexpr int quantScratchBytes() {
@@ -77,7 +77,7 @@ BS_HOST_DEVICE constexpr int quantScratchBytes() {
          128 * 4 /* inverse scales */;
 }
 BS_HOST_DEVICE constexpr int quantSmemBytes(int inBytes) {
-  return 128 + kQuantStages * 128 * 128 * inBytes + quantScratchBytes() +
+  return 1024 + kQuantStages * 128 * 128 * inBytes + quantScratchBytes() +
          kQuantStages * 8;
 }
 // Two bf16/f16 CTAs fit an SM's 228 KB (with 1 KB reserved per CTA), one

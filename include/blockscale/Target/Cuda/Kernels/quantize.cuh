@@ -12,12 +12,14 @@
 // tile as 16-byte vectors (a half or full warp covers a 256/512-byte row
 // segment) and keeps them packed until they are used. The CTAs are
 // persistent and read their tiles from a shared-memory ring that TMA fills
-// ahead of use (run(p, tX)); run(p), one tile per CTA straight from global
-// memory, is kept for A/B experiments. Transposed output goes through
-// 16 KB of shared memory (the stage its input came from) in 8-byte units
-// whose index is XOR-swizzled (swizzle()), so that the scattered writes
-// and the row reads are bank-conflict free, and leaves it in 16-byte row
-// segments.
+// ahead of use (run(p, tX), run(p, tX, tQ)); run(p), one tile per CTA
+// straight from global memory, is kept for A/B experiments. Transposed
+// output goes through 16 KB of shared memory (the stage its input came
+// from) in 8-byte units whose index is XOR-swizzled (swizzle()), so that
+// the scattered writes and the row reads are bank-conflict free; from there
+// it is copied in 16-byte row segments into TMA's 128-byte swizzle in the
+// stage's other half and stored as one box (run(p) stores the segments
+// itself).
 //
 //===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_KERNELS_QUANTIZE_CUH
@@ -87,9 +89,14 @@ struct QuantizeTile {
   static constexpr int kScratchBytes = quantScratchBytes();
   static constexpr int kInvOffset = 8 * 128 * 4;
   static_assert(quantSmemBytes(kElemBytes) ==
-                    128 + kQuantStages * kTileBytes + kScratchBytes +
+                    1024 + kQuantStages * kTileBytes + kScratchBytes +
                         kQuantStages * 8,
                 "host and device disagree on the shared memory");
+  // The staged transposing cast stores its FP8 tiles by TMA; against
+  // 16-byte st.global from every thread, +0.2 to +0.9 points of copy
+  // bandwidth on each transposing cast in two rounds of one run (2026-12-03
+  // run 44). The one-tile-per-CTA experiment keeps the thread stores.
+  static constexpr bool kTmaStore = TRANS && STAGED;
 
   // One CTA per 128x128 tile: all loads first, RPT independent 16-byte
   // requests in flight per thread.
@@ -126,10 +133,21 @@ struct QuantizeTile {
   // 4096x7168. One TMA box per tile: per-row bulk copies (128 requests of
   // 256 bytes) ran at 58 % (run 14).
   __device__ static void run(const QuantParams &p, const TmaDesc &tX) {
+    static_assert(!TRANS, "a transposing cast also takes its output's map");
+    runStaged(p, tX, nullptr);
+  }
+  __device__ static void run(const QuantParams &p, const TmaDesc &tX,
+                             const TmaDesc &tQ) {
+    static_assert(TRANS, "only a transposing cast takes its output's map");
+    runStaged(p, tX, &tQ);
+  }
+  __device__ static void runStaged(const QuantParams &p, const TmaDesc &tX,
+                                   const TmaDesc *tQ) {
     static_assert(STAGED, "only the staged cast takes a tensor map");
-    extern __shared__ __align__(128) unsigned char ringRaw[];
+    extern __shared__ __align__(1024) unsigned char ringRaw[];
     const u32 rawAddr = smemAddr(ringRaw);
-    const u32 ringAddr = (rawAddr + 127u) & ~127u;
+    // 1024: a 128B-swizzled TMA box repeats its pattern every 1024 bytes.
+    const u32 ringAddr = (rawAddr + 1023u) & ~1023u;
     unsigned char *ring = ringRaw + (ringAddr - rawAddr);
     unsigned char *scratch = ring + kQuantStages * kTileBytes;
     const u32 barAddr = ringAddr + kQuantStages * kTileBytes + kScratchBytes;
@@ -183,11 +201,16 @@ struct QuantizeTile {
         // The TMA write (async proxy) must follow the reads of that stage
         // (generic proxy), which the barrier ordered before this thread.
         fenceProxyAsyncShared();
+        // The TMA store of the previous tile reads that stage.
+        if (kTmaStore)
+          bulkWaitRead0();
         fill(next, TRANS ? (j - 1) % kQuantStages : s);
       }
       castTile(p, (tile / tilesX) * 128, (tile % tilesX) * 128, v, scratch,
-               stage);
+               stage, tQ);
     }
+    if (kTmaStore && t == 0)
+      bulkWait0();
   }
 
   // The 8-byte unit u of row c of a transposed tile is at unit u ^
@@ -208,7 +231,8 @@ struct QuantizeTile {
   // out through the 16 KB at `qs`.
   __device__ static void castTile(const QuantParams &p, int rowBase,
                                   int colBase, const uint4 (&v)[RPT],
-                                  unsigned char *scratch, unsigned char *qs) {
+                                  unsigned char *scratch, unsigned char *qs,
+                                  const TmaDesc *tQ = nullptr) {
     auto red = reinterpret_cast<float(*)[128]>(scratch);
     float *blockInv = reinterpret_cast<float *>(scratch + kInvOffset);
 
@@ -367,6 +391,31 @@ struct QuantizeTile {
       }
     }
     __syncthreads();
+    if (kTmaStore) {
+      // Rows of 128 bytes, 16-byte chunk k of row c at chunk k ^ (c % 8)
+      // (TMA's 128-byte swizzle), in the other half of the stage; 8 lanes
+      // write one row: conflict-free.
+      unsigned char *tq = qs + 128 * 128;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const int idx = t + kThreads * k;
+        const int c = idx / 8, u2 = idx % 8;
+        const int sw = swizzle(c);
+        const uint2 a = *reinterpret_cast<const uint2 *>(
+            qs + c * 128 + (((2 * u2) ^ sw) * 8));
+        const uint2 b = *reinterpret_cast<const uint2 *>(
+            qs + c * 128 + (((2 * u2 + 1) ^ sw) * 8));
+        *reinterpret_cast<uint4 *>(tq + c * 128 + ((u2 ^ (c & 7)) * 16)) =
+            make_uint4(a.x, a.y, b.x, b.y);
+      }
+      fenceProxyAsyncShared();
+      __syncthreads();
+      if (t == 0) {
+        tmaStore2d(*tQ, smemAddr(tq), rowBase, colBase);
+        bulkCommit();
+      }
+      return;
+    }
     // 16-byte stores (1-3 % faster than 8-byte ones on the H200, 2026-12-02
     // run 13): each thread joins two swizzled 8-byte units of one row.
 #pragma unroll
