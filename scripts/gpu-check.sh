@@ -435,34 +435,6 @@ release2() {
   mini_sweep; quant_sweep; release_benches
 }
 
-# The split tail (bs::planTail): shapes whose last wave is split along K,
-# with tails in M and K, each form, f32 and C +=, bm 64 / 128 / 256 (the
-# "launch:" line says how each launch split), then the GEMM bench with it
-# on and off (BLOCKSCALE_NO_SPLIT_TAIL=1), two rounds.
-split_tail_check() {
-  local dbg=--debug-hang
-  run 120 $GEN --run $dbg --iters 0 --m 4000 --n 2112 --k 3008
-  run 120 $GEN --run $dbg --iters 0 --m 4000 --n 2112 --k 3008 --form dgrad
-  run 120 $GEN --run $dbg --iters 0 --m 4000 --n 2112 --k 3008 --out-dtype f32
-  run 120 $GEN --run $dbg --iters 0 --m 2000 --n 4096 --k 4000 --form wgrad --force-tile bm=128,bn=192
-  run 120 $GEN --run $dbg --iters 0 --m 2000 --n 4096 --k 4000 --form wgrad --force-tile bm=128,bn=192 --out-dtype f32 --accumulate
-  run 120 $GEN --run $dbg --iters 0 --m 4000 --n 2112 --k 7168 --force-tile bm=256,bn=128
-  run 120 $GEN --run $dbg --iters 0 --m 2000 --n 2112 --k 2048 --force-tile bm=64,bn=128
-  BLOCKSCALE_NO_SPLIT_TAIL=1 run 120 $GEN --run $dbg --iters 0 --m 4000 --n 2112 --k 3008
-}
-split_tail_ab() { # on, off, off, then on with the extra shapes and tile variants (the table)
-  local b="env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_gemm.py"
-  echo "=== round 1: split tail on" | tee -a "$OUT/check.log"
-  run 400 $b --targets-only --json "$OUT/bench_gemm_r1_on.json"
-  echo "=== round 1: split tail off" | tee -a "$OUT/check.log"
-  BLOCKSCALE_NO_SPLIT_TAIL=1 run 400 $b --targets-only --json "$OUT/bench_gemm_r1_off.json"
-  echo "=== round 2: split tail off" | tee -a "$OUT/check.log"
-  BLOCKSCALE_NO_SPLIT_TAIL=1 run 400 $b --targets-only --json "$OUT/bench_gemm_r2_off.json"
-  echo "=== round 2: split tail on (all shapes, tile variants)" | tee -a "$OUT/check.log"
-  run 400 $b --variants "${SPLIT_VARIANTS:-bm=128,bn=128;bm=128,bn=192;bm=256,bn=128}" \
-    --json "$OUT/bench_gemm.json"
-}
-
 # Cast A/B: CAST_VARIANTS is a ';'-separated list of variants, each
 # "defines[|env=value ...]" ("" = the shipped kernels). Every variant's
 # kernels are checked (quant_sweep, QUICK) before AB_ROUNDS rounds of
@@ -532,7 +504,6 @@ case "$mode" in
   casts) quant_sweep; cluster_sweep; quant_bench; cast_time "65536 8192" ;;
   casts_final) quant_sweep; quant_bench ;;
   cast_ab) cast_ab ;;
-  split_tail) split_tail_check; gemm_sweep; python_tests; split_tail_ab ;;
   casts_check) quant_sweep; python_tests; quant_bench; profile_casts ;;
   refresh) # casts checked both ways, the Python tests, then the layer and
     # JIT-latency benches of bench/RESULTS.md

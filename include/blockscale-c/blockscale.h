@@ -98,8 +98,6 @@ BS_API void bs_gemm_kernel_destroy(bs_gemm_kernel_t kernel);
 /* stream: a CUstream (cudaStream_t); NULL is the legacy default stream. */
 BS_API bs_status_t bs_gemm_launch(bs_gemm_kernel_t kernel,
                                   const bs_gemm_args_t *args, void *stream);
-/* Bytes of split-K workspace a launch with this m needs on the current
-   device (0: none); zero it once, launches leave its counters at zero. */
 BS_API size_t bs_gemm_workspace_size(bs_gemm_kernel_t kernel, int64_t m);
 /* One line: spec, launch config, cache key, compile time, registers,
  * spills, whether it came from the disk cache. */

@@ -225,69 +225,17 @@ static Geometry epilogueGeometry(const GemmKernelSpec &s) {
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
 
-// BLOCKSCALE_NO_SPLIT_TAIL=1 turns the split tail off (A/B measurements).
-static bool splitTailEnabled() {
-  static const bool on = [] {
-    const char *e = std::getenv("BLOCKSCALE_NO_SPLIT_TAIL");
-    return !(e && *e && std::string(e) != "0");
-  }();
-  return on;
-}
-
-GemmSplitPlan blockscale::planGemmSplits(const GemmKernelSpec &spec,
-                                         const GemmLaunchConfig &launch,
-                                         int64_t m, int64_t n, int64_t k,
-                                         int64_t gridSlots) {
-  GemmSplitPlan plan;
-  int64_t kBlocks = ceilDiv(k, 128);
-  // Tiles are numbered per cluster group (see GemmSm90::decode).
-  int64_t groups = ceilDiv(m, spec.bm) *
-                   ceilDiv(ceilDiv(n, spec.bn), spec.cluster);
-  int64_t uniform = std::min<int64_t>(launch.splits, kBlocks);
-  if (m <= 0)
-    return plan;
-  if (uniform > 1) {
-    plan.splits = int(uniform);
-    plan.splitTiles = groups * spec.cluster;
-    return plan;
-  }
-  // Pairs would need the cluster count that fits, per kernel: not planned.
-  if (spec.cluster != 1 || gridSlots <= 0 || !splitTailEnabled())
-    return plan;
-  bs::TailPlan t = bs::planTail(groups, gridSlots, int(kBlocks),
-                                int64_t(spec.bm) * spec.bn * 4,
-                                bs::kTailSplitMaxBytes);
-  if (t.splits > 1) {
-    plan.splits = t.splits;
-    plan.dpGroups = t.dpGroups;
-    plan.splitTiles = groups - t.dpGroups;
-  }
-  return plan;
-}
-
 size_t blockscale::gemmWorkspaceBytes(const GemmKernelSpec &spec,
                                       const GemmLaunchConfig &launch,
                                       int64_t m, int64_t n, int64_t k) {
-  int64_t slots = 0;
-  if (spec.cluster == 1 && launch.splits <= 1 && m > 0) {
-    // The split tail depends on the device's SM count; without a device
-    // nothing launches, so nothing is needed.
-    auto sms = currentDeviceSMs();
-    if (sms)
-      slots = *sms;
-    else
-      llvm::consumeError(sms.takeError());
-  }
-  return gemmWorkspaceBytes(planGemmSplits(spec, launch, m, n, k, slots),
-                            spec);
-}
-
-size_t blockscale::gemmWorkspaceBytes(const GemmSplitPlan &plan,
-                                      const GemmKernelSpec &spec) {
-  if (plan.splits <= 1)
+  int64_t kBlocks = ceilDiv(k, 128);
+  int64_t splits = std::min<int64_t>(launch.splits, kBlocks);
+  if (splits <= 1 || m <= 0)
     return 0;
-  size_t partials = size_t(plan.splitTiles) * plan.splits * spec.bm * spec.bn *
-                    sizeof(float);
+  // Tiles are numbered per cluster group (see GemmSm90::decode).
+  int64_t tiles = ceilDiv(m, spec.bm) *
+                  ceilDiv(ceilDiv(n, spec.bn), spec.cluster) * spec.cluster;
+  size_t partials = size_t(tiles) * splits * spec.bm * spec.bn * sizeof(float);
   return bs::kSplitKCounterBytes + partials;
 }
 
@@ -490,19 +438,13 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
   p.kBlocks = int(kBlocks);
   p.tilesM = int(ceilDiv(m, s.bm));
   p.tilesN = int(ceilDiv(n, s.bn));
+  p.splits = int(std::max<int64_t>(1, std::min<int64_t>(launch.splits, kBlocks)));
   p.raster = std::max(1, launch.raster);
   p.sb = s.wgrad() ? nullptr : a.sb;
   p.sbStrideK = sbK;
   p.sbStrideN = sbN;
-  auto sms = currentDeviceSMs();
-  if (!sms)
-    return sms.takeError();
-  const GemmSplitPlan plan =
-      planGemmSplits(s, launch, m, n, k, s.cluster == 1 ? *sms : 0);
-  p.splits = plan.splits;
-  p.dpGroups = int(plan.dpGroups);
   if (p.splits > 1) {
-    size_t need = gemmWorkspaceBytes(plan, s);
+    size_t need = gemmWorkspaceBytes(s, launch, m, n, k);
     void *ws = a.workspace;
     if (ws && a.workspaceBytes < need)
       return err(llvm::formatv("launchGemm: the workspace has {0} bytes but "
@@ -514,7 +456,7 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
         return w.takeError();
       ws = *w;
     }
-    int64_t tiles = plan.splitTiles;
+    int64_t tiles = int64_t(p.tilesM) * ceilDiv(p.tilesN, s.cluster) * s.cluster;
     if (tiles * s.consumers() > bs::kSplitKCounterSlots)
       return err(llvm::formatv("launchGemm: split-K over {0} tiles needs {1} "
                                "arrival counters but the workspace has {2}; "
@@ -526,9 +468,12 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
                                             bs::kSplitKCounterBytes);
   }
 
-  // Units as GemmSm90::numUnits counts them.
-  int64_t groups = int64_t(p.tilesM) * ceilDiv(p.tilesN, s.cluster);
-  int64_t units = p.dpGroups + (groups - p.dpGroups) * p.splits;
+  auto sms = currentDeviceSMs();
+  if (!sms)
+    return sms.takeError();
+  // Units are (cluster group, split) pairs, as GemmSm90::numUnits counts.
+  int64_t units =
+      int64_t(p.tilesM) * ceilDiv(p.tilesN, s.cluster) * p.splits;
 
   CUlaunchConfig cfg;
   std::memset(&cfg, 0, sizeof(cfg));

@@ -356,17 +356,6 @@ static int runGemm(const GemmDesc &desc, const GemmKernel &kernel) {
     return fail(std::move(e));
   if (auto e = d.check(d.cuCtxSynchronize(), "kernel execution"))
     return fail(std::move(e));
-  // How the launch split K (uniformly, only the last wave, or not at all).
-  if (auto sms = currentDeviceSMs()) {
-    const GemmKernelSpec &gs = kernel.compiled->spec.gemm;
-    GemmSplitPlan sp = planGemmSplits(gs, kernel.launch, m, desc.n, desc.k,
-                                      gs.cluster == 1 ? *sms : 0);
-    llvm::outs() << llvm::formatv(
-        "launch: {0} splits={1} whole_groups={2} split_tiles={3}\n",
-        kernel.compiled->spec.name, sp.splits, sp.dpGroups, sp.splitTiles);
-  } else {
-    llvm::consumeError(sms.takeError());
-  }
 
   if (!optNoCheck && checkGemm(desc, ops, C, m, ob, rng, seed))
     return 1;

@@ -79,26 +79,11 @@ private:
   RegistryStats counters;
 };
 
-/// How a launch splits K: every tile `splits` ways (the configuration's
-/// splits > 1), or, on a persistent grid of `gridSlots` CTAs, only the tiles
-/// of the last, partial wave (bs::planTail), or not at all (splits == 1).
-struct GemmSplitPlan {
-  int splits = 1;
-  int64_t dpGroups = 0;   ///< leading tile groups computed whole
-  int64_t splitTiles = 0; ///< tiles whose partials go to the workspace
-};
-GemmSplitPlan planGemmSplits(const GemmKernelSpec &spec,
-                             const GemmLaunchConfig &launch, int64_t m,
-                             int64_t n, int64_t k, int64_t gridSlots);
-
-/// Bytes of split-K workspace a launch on the current device needs (0 when
-/// nothing is split). The counter part must be zero before the first
-/// launch; kernels leave it zero.
+/// Bytes of split-K workspace a launch needs (0 when splits == 1). The
+/// counter part must be zero before the first launch; kernels leave it zero.
 size_t gemmWorkspaceBytes(const GemmKernelSpec &spec,
                           const GemmLaunchConfig &launch, int64_t m, int64_t n,
                           int64_t k);
-size_t gemmWorkspaceBytes(const GemmSplitPlan &plan,
-                          const GemmKernelSpec &spec);
 
 /// Launches a GEMM kernel on `stream`. n and k are the kernel's (static)
 /// sizes; m comes from args.m when >= 0. Checks pointers and strides first.

@@ -40,9 +40,6 @@
 //  * optional split-K: each (tile, split) unit writes its f32 partial to a
 //    workspace; the last of the splits to arrive (a counter per tile and
 //    warpgroup) adds the others and runs the epilogue, then resets the counter.
-//    Either every tile is split (small M) or only those of the last, partial
-//    wave ("split tail", planTail in params.h), so that wave's K-blocks
-//    spread over all CTAs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_KERNELS_GEMM_SM90_CUH
@@ -136,32 +133,20 @@ struct GemmSm90 {
   static constexpr int kConsumerRegs = kConsumers == 2 ? 232 : 240;
 
   struct Unit {
-    int mb, nb, split, splits, slot, kb0, kb1;
+    int mb, nb, split, tile, kb0, kb1;
   };
 
-  // Work units: the first p.dpGroups tile groups whole, then every other
-  // group split p.splits ways along K (dpGroups = 0: uniform split-K; see
-  // planTail in params.h). A tile group is CLUSTER horizontally adjacent
-  // tiles, one per CTA of a cluster.
+  // Work units are (tile group, split) pairs; a tile group is CLUSTER
+  // horizontally adjacent tiles, one per CTA of a cluster.
   __device__ __forceinline__ static int numUnits(const GemmParams &p) {
-    const int groups = p.tilesM * ((p.tilesN + CLUSTER - 1) / CLUSTER);
-    return p.dpGroups + (groups - p.dpGroups) * p.splits;
+    return p.tilesM * ((p.tilesN + CLUSTER - 1) / CLUSTER) * p.splits;
   }
 
   __device__ __forceinline__ static Unit decode(const GemmParams &p, int u,
                                                 int rank) {
     Unit r;
-    int group;
-    if (u < p.dpGroups) {
-      group = u;
-      r.split = 0;
-      r.splits = 1;
-    } else {
-      const int i = u - p.dpGroups;
-      group = p.dpGroups + i / p.splits;
-      r.split = i - (group - p.dpGroups) * p.splits;
-      r.splits = p.splits;
-    }
+    int group = u / p.splits;
+    r.split = u - group * p.splits;
     // Raster groups of `raster` N-groups: consecutive units walk M inside a
     // raster group, so concurrently running CTAs cover a compact block of C.
     int groupsN = (p.tilesN + CLUSTER - 1) / CLUSTER;
@@ -174,12 +159,11 @@ struct GemmSm90 {
     // With an odd tile count the last pair's second tile lies past N: it is
     // computed on zero-filled B and its store is clipped away entirely.
     r.nb = (firstN + (local - r.mb * width)) * CLUSTER + rank;
-    // Index of the tile among the split ones (workspace slabs, counters).
-    r.slot = (group - p.dpGroups) * CLUSTER + rank;
+    r.tile = group * CLUSTER + rank;
     r.kb0 = static_cast<int>(static_cast<long long>(r.split) * p.kBlocks /
-                             r.splits);
+                             p.splits);
     r.kb1 = static_cast<int>(static_cast<long long>(r.split + 1) * p.kBlocks /
-                             r.splits);
+                             p.splits);
     return r;
   }
 
@@ -581,7 +565,7 @@ struct GemmSm90 {
       mainloop(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts, acc, stage,
                phase);
 
-      if (w.splits > 1 && !splitKReduce(p, smem, w, wg, tid, acc))
+      if (p.splits > 1 && !splitKReduce(p, smem, w, wg, tid, acc))
         continue; // another split finishes this tile
 
       epilogue(cBase, wg, tid, r0, c0, m0, n0, acc, tC);
@@ -601,7 +585,7 @@ struct GemmSm90 {
     const long long slice = 64LL * BN; // floats per 64-row slab
     // Slab (wave, warpgroup) of split `s`'s partial of this tile.
     float *const tileWs =
-        p.workspace + static_cast<long long>(w.slot) * w.splits * (BM * BN) +
+        p.workspace + static_cast<long long>(w.tile) * p.splits * (BM * BN) +
         wg * slice;
     auto slab = [&](int s, int v) {
       return tileWs + s * (BM * BN) + v * kConsumers * slice;
@@ -620,15 +604,15 @@ struct GemmSm90 {
     __threadfence();
     namedBarSync(1 + wg, 128);
     volatile int *flag = reinterpret_cast<volatile int *>(smem + kOffFlag) + wg;
-    int *counter = p.counters + w.slot * kConsumers + wg;
+    int *counter = p.counters + w.tile * kConsumers + wg;
     if (tid == 0)
-      *flag = atomicAdd(counter, 1) == w.splits - 1;
+      *flag = atomicAdd(counter, 1) == p.splits - 1;
     namedBarSync(1 + wg, 128);
     const bool last = *flag != 0;
     if (!last)
       return false;
     __threadfence();
-    for (int s = 0; s < w.splits; ++s) {
+    for (int s = 0; s < p.splits; ++s) {
       if (s == w.split)
         continue;
 #pragma unroll

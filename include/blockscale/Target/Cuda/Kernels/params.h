@@ -21,7 +21,6 @@ struct GemmParams {
   int kBlocks;               // ceil(k / 128)
   int tilesM, tilesN;        // ceil(m / BM), ceil(n / BN)
   int splits;                // K splits per output tile (1 = none)
-  int dpGroups;              // leading tile groups left unsplit (see planTail)
   int raster;                // rasterization group width (in N tiles)
   // 128x128 scales of B (fwd/dgrad): element (kb, nb) at
   // sb[kb * sbStrideK + nb * sbStrideN]. Unused for wgrad (TMA-loaded).
@@ -33,52 +32,6 @@ struct GemmParams {
   float *workspace;
   int *counters;
 };
-
-// Splitting the last, partial wave of a persistent GEMM ("tail"): with G
-// tile groups on a grid of P CTAs, the first P * floor(G / P) groups run
-// whole and the remaining R are each split S ways along K, so that the last
-// wave's K-blocks spread over every CTA instead of leaving P - R of them
-// idle (the idea of Stream-K, Osama et al., PPoPP 2023, in its simplest
-// "data-parallel waves + split tail" form). Costs in K-block times of one
-// CTA: a split unit adds the partial's write and the last arrival's reads,
-// about kTailSplitOverheadKb K-blocks (the tile model's epilogue terms for
-// 128 x 192 and 256 x 128 tiles, 2026-12-03). S is the cheapest in
-// 1..kTailSplitMax whose partials fit `maxBytes`; S = 1 means no split.
-constexpr int kTailSplitMax = 8;
-constexpr int kTailSplitOverheadKb = 4;
-struct TailPlan {
-  long long dpGroups; // groups computed whole
-  int splits;         // ways each remaining group is split (1: none)
-};
-BS_HOST_DEVICE constexpr long long tailCostKb(long long groups, long long grid,
-                                              int kBlocks, int s) {
-  const long long r = groups % grid;
-  const long long perCta = (r * s + grid - 1) / grid;
-  return perCta * ((kBlocks + s - 1) / s) + (s > 1 ? kTailSplitOverheadKb : 0);
-}
-// bytesPerTile: one f32 partial (BM * BN * 4 * cluster size per group).
-BS_HOST_DEVICE constexpr TailPlan planTail(long long groups, long long grid,
-                                           int kBlocks, long long bytesPerGroup,
-                                           long long maxBytes) {
-  TailPlan t{groups, 1};
-  if (grid <= 0 || groups <= grid || groups % grid == 0)
-    return t;
-  const long long r = groups % grid;
-  long long best = tailCostKb(groups, grid, kBlocks, 1);
-  for (int s = 2; s <= kTailSplitMax && s <= kBlocks; ++s) {
-    if (r * s * bytesPerGroup > maxBytes)
-      break;
-    const long long c = tailCostKb(groups, grid, kBlocks, s);
-    if (c < best) {
-      best = c;
-      t.splits = s;
-      t.dpGroups = groups - r;
-    }
-  }
-  return t;
-}
-// Largest split-tail workspace the runtime plans for (partials only).
-constexpr long long kTailSplitMaxBytes = 48LL << 20;
 
 // Split-K workspace layout: a fixed block of counters first, then the
 // partials. Counters sit at the same addresses whatever the shape, so one
