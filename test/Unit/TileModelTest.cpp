@@ -106,3 +106,30 @@ TEST(TileModel, WavesWhereTheH200MeasuredThemFaster) {
                           << t.str();
   }
 }
+
+// bm = 256 tiles in CTA pairs sharing A (cluster = 2) against the same tile
+// alone, round-robin in one run (bench/notes/2026-12-03-run47-*, three
+// rounds; run 45, two rounds): faster with K >= 4096, slower at K = 512;
+// never chosen for wgrad, N = 2112 or bm = 128.
+TEST(TileModel, WavePairsWhereTheH200MeasuredThemFaster) {
+  DeviceModel d;
+  struct Case {
+    GemmProblem p;
+    int bm, cluster;
+  } cases[] = {
+      {{16384, 14336, 4096, false, 2, false}, 256, 2},
+      {{4096, 4096, 7168, false, 2, false}, 256, 2},
+      {{8192, 8192, 8192, false, 2, false}, 256, 2},
+      {{4096, 32768, 512, false, 2, false}, 256, 1},
+      {{4096, 2112, 7168, false, 2, false}, 128, 1},
+      {{14336, 4096, 16384, true, 2, false}, 128, 1},
+      {{128, 7168, 16384, false, 2, false}, 128, 1},
+  };
+  for (const Case &c : cases) {
+    TileChoice t = selectTile(c.p, d);
+    EXPECT_EQ(t.bm, c.bm) << c.p.m << "x" << c.p.n << "x" << c.p.k << ": "
+                          << t.str();
+    EXPECT_EQ(t.cluster, c.cluster) << c.p.m << "x" << c.p.n << "x" << c.p.k
+                                    << ": " << t.str();
+  }
+}

@@ -3,9 +3,10 @@
 // RUN: blockscale-opt %s --split-input-file --blockscale-select-tiles="force=bm=64,bn=96,stages=3,splits=2" --verify-diagnostics | FileCheck %s --check-prefix=FORCE
 // RUN: blockscale-opt %s --split-input-file --blockscale-select-tiles="force=bm=256,bn=128" --verify-diagnostics | FileCheck %s --check-prefix=WAVES
 
-// Large forward GEMM: 256-row tiles (two waves per warpgroup), no split.
+// Large forward GEMM: 256-row tiles (two waves per warpgroup) in CTA pairs
+// sharing A, no split.
 // CHECK-LABEL: func.func @large
-// CHECK: tile = #blockscale.tile<bm = 256, bn = {{[0-9]+}}, bk = 128, stages = {{[2-8]}}, cluster = 1, swizzle = 128, splits = 1, raster = 8>
+// CHECK: tile = #blockscale.tile<bm = 256, bn = 128, bk = 128, stages = {{[2-8]}}, cluster = 2, swizzle = 128, splits = 1, raster = 8>
 // FORCE-LABEL: func.func @large
 // FORCE: tile = #blockscale.tile<bm = 64, bn = 96, bk = 128, stages = 3, cluster = 1, swizzle = 128, splits = 2, raster = 8>
 // Two 64-row waves per consumer warpgroup: 48 KB per stage, so 3 stages

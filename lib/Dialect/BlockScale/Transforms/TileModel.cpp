@@ -57,7 +57,7 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   // before the pipeline ran asynchronously).
   const double pipelined128 = 180.0 + 5.0 * c.bn;
   double kbClk;
-  if (c.bm == 256)
+  if (c.bm == 256) {
     // Two 64-row waves per consumer warpgroup, one B stage for both, simple
     // loop: fitted to 2026-12-02 run 40 at bn = 128 against the selected
     // bm = 128 tiles in the same run: 0.90 of two bm = 128 K-blocks at
@@ -65,13 +65,22 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
     // 971 vs 934 on 16384x14336x4096, 934 vs 886 on 4096x24576x1536). Not
     // for wgrad (see rankTiles).
     kbClk = 1.806 * pipelined128;
-  else if (c.bm == 128)
+    // In CTA pairs sharing A by multicast (cluster = 2), fitted to the same
+    // tile without pairs in 2026-12-03 run 47 (three rounds, 18 shapes) and
+    // run 45 (two rounds): 2-3 % faster with K >= 4096, even at K = 1536,
+    // 1 % slower at K = 512 and 2048: a K-block costs 0.969 of a single
+    // CTA's, each unit 0.175 K-blocks more (the two CTAs start together).
+    if (c.cluster == 2)
+      kbClk *= 0.969;
+  } else if (c.bm == 128)
     kbClk = c.bn <= 128 && c.cluster == 1 ? pipelined128 : 500.0 + 3.44 * c.bn;
   else
     kbClk = 760.0 + 0.7 * c.bn;
   // Epilogue (registers -> swizzled smem -> TMA store) stalls the math
   // warps; the pipeline refills at the start of every CTA.
   double epiClk = 600 + c.bm * c.bn * p.outBytes / 64.0;
+  if (c.bm == 256 && c.cluster == 2)
+    epiClk += 0.175 * 1.806 * pipelined128;
   if (c.splits > 1) // partial write + flag + (last CTA) read of the others
     epiClk += 1500 + c.bm * c.bn * 4.0 * 2 / 64.0;
   double fillClk = 2500;
@@ -111,12 +120,15 @@ std::vector<TileChoice> blockscale::rankTiles(const GemmProblem &p,
         continue;
       int64_t tiles = ceilDiv(p.m, bm) * ceilDiv(p.n, bn);
       // CTA pairs with A multicast (cluster = 2) measured 0.91-0.92x of
-      // the same tile without on the H200 (2026-12-02 run 13, bm = 128,
-      // bn = 128, after the remote-arrival fix; 0.55x before). With the
-      // promotion removed they were 2-10 % faster, so the feed is not what
-      // holds the kernel back. Forced only.
-      for (int cluster : {1})
+      // the same tile without on the H200 for bm = 128 (2026-12-02 run 13,
+      // bn = 128, after the remote-arrival fix; 0.55x before; again 0.93x
+      // in run 34): forced only. With bm = 256 (two waves) at bn = 128,
+      // the tile they were measured with, they are offered (see
+      // estimateSeconds), unsplit.
+      for (int cluster : {1, 2})
       for (int splits : {1, 2, 3, 4, 6, 8, 12, 16}) {
+        if (cluster == 2 && (bm != 256 || bn != 128 || splits > 1))
+          break;
         if (splits > kBlocks)
           break;
         // Split K only to fill the machine, never past one unit per SM.
