@@ -435,6 +435,19 @@ release2() {
   mini_sweep; quant_sweep; release_benches
 }
 
+# bm = 256 tiles in CTA pairs as the planner picks them: tails in M and N
+# (an odd N-tile count leaves the last pair's second tile empty), dgrad,
+# and forced for wgrad, f32 and C += (bn = 64: a 256x128 f32 tile's staging
+# leaves no room for two stages).
+pair_sweep() {
+  local dbg=--debug-hang
+  run 120 $GEN --run $dbg --iters 0 --m 4000 --n 3968 --k 4000
+  run 120 $GEN --run $dbg --iters 0 --m 4000 --n 3968 --k 4000 --form dgrad
+  run 120 $GEN --run $dbg --iters 0 --m 1000 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2 --form wgrad
+  run 120 $GEN --run $dbg --iters 0 --m 1000 --n 1040 --k 2944 --force-tile bm=256,bn=64,cluster=2 --out-dtype f32
+  run 120 $GEN --run $dbg --iters 0 --m 512 --n 1024 --k 1024 --force-tile bm=256,bn=64,cluster=2 --form wgrad --out-dtype f32 --accumulate
+}
+
 # Cast A/B: CAST_VARIANTS is a ';'-separated list of variants, each
 # "defines[|env=value ...]" ("" = the shipped kernels). Every variant's
 # kernels are checked (quant_sweep, QUICK) before AB_ROUNDS rounds of
@@ -495,8 +508,8 @@ case "$mode" in
     run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2112 --k 1024 --force-tile bm=256,bn=128,cluster=2
     AB_DEFINES="" AB_TILES=";bm=256,bn=128;bm=256,bn=128,cluster=2" AB_ROUNDS=1 ab_gemm ;;
   gemm_release) # the GEMM table of bench/RESULTS.md, then correctness
-    gemm_table 420 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128"
-    gemm_sweep; python_tests ;;
+    gemm_table 420 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128;bm=256,bn=128,cluster=2"
+    gemm_sweep; pair_sweep; python_tests ;;
   release1) release1 ;;
   release2) release2 ;;
   cast_time) cast_time ;;
@@ -504,6 +517,7 @@ case "$mode" in
   casts) quant_sweep; cluster_sweep; quant_bench; cast_time "65536 8192" ;;
   casts_final) quant_sweep; quant_bench ;;
   cast_ab) cast_ab ;;
+  pairs) pair_sweep ;;
   casts_check) quant_sweep; python_tests; quant_bench; profile_casts ;;
   refresh) # casts checked both ways, the Python tests, then the layer and
     # JIT-latency benches of bench/RESULTS.md

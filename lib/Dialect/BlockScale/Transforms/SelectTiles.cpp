@@ -102,6 +102,20 @@ struct SelectTilesPass
         }
         int maxStages = bs::gemmMaxStages(c.bm, c.bn, p.outBytes, p.wgrad,
                                           dev.smemBytes);
+        if (maxStages < 2) {
+          // Not even a double-buffered ring fits beside the epilogue's
+          // staging of the output tile.
+          op.emitOpError()
+              << "expected a forced tile whose two-stage ring and "
+              << (p.outBytes == 4 ? "f32" : "bf16")
+              << " output staging fit in " << dev.smemBytes
+              << " bytes of shared memory but bm=" << c.bm << ",bn=" << c.bn
+              << " needs "
+              << bs::gemmSmemBytes(c.bm, c.bn, 2, p.outBytes, p.wgrad)
+              << "; use a smaller bm or bn";
+          failedAny = true;
+          return;
+        }
         if (c.stages == 0)
           c.stages = std::min(maxStages, 8);
         if (c.stages > maxStages || c.stages < 2) {
