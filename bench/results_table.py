@@ -22,13 +22,15 @@ def tf(r, key):
 def main():
     d = json.load(open(sys.argv[1]))
     print("| form | M | N | K | blockscale | cuBLASLt | ratio | bf16 cuBLAS | "
-          "blockscale eager | config (bm, bn, stages, splits) | best forced variant | goal (issue 3) |")
+          "blockscale eager | config (bm, bn, stages, splits; cluster) | best forced variant | goal (issue 3) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
     ratios = []
     for r in d["rows"]:
         key = (r["form"], r["M"], r["N"], r["K"])
         spec = dict(kv.split("=") for kv in r["ours_kernel"].split() if "=" in kv)
         cfg = f"{spec['bm']}, {spec['bn']}, {spec['stages']}, {spec['splits']}"
+        if spec.get("cluster", "1") != "1":
+            cfg += f"; cluster {spec['cluster']}"
         ratio = tf(r, "ours_ms") / tf(r, "cublaslt_ms")
         if key in GOALS:
             ratios.append(ratio)
