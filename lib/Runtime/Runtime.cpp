@@ -578,7 +578,8 @@ llvm::Error blockscale::launchQuantize(CompiledKernel &kernel,
   cfg.blockDimX = qs.threads();
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.hStream = stream;
-  // The staged kernel's second parameter; a one-tile-per-CTA kernel
+  // The staged kernel's second parameter (and a transposing one's third,
+  // its output's map); a one-tile-per-CTA kernel
   // (BLOCKSCALE_EXP_QUANT_DIRECT) has only p, and the driver reads as many
   // entries of `params` as the kernel has parameters.
   CUtensorMap tX, tQ;
