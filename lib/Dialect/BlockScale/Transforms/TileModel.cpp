@@ -67,9 +67,12 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
     kbClk = 1.806 * pipelined128;
     // In CTA pairs sharing A by multicast (cluster = 2), fitted to the same
     // tile without pairs in 2026-12-03 run 47 (three rounds, 18 shapes) and
-    // run 45 (two rounds): 2-3 % faster with K >= 4096, even at K = 1536,
-    // 1 % slower at K = 512 and 2048: a K-block costs 0.969 of a single
-    // CTA's, each unit 0.175 K-blocks more (the two CTAs start together).
+    // run 45 (two rounds): 1-4 % faster with K >= 4096, 0-4 % at K = 1536,
+    // 1 % slower at K = 512: a K-block costs 0.969 of a single CTA's, each
+    // unit 0.175 K-blocks more (the two CTAs start together). The fit
+    // predicts 2 % faster at K = 2048, where run 47 measured -1.3 % on
+    // 4096x7168x2048 (rounds 941 / 846 / 919 against 913 / 900 / 915) and
+    // +1.8 % on dgrad 4096x7168x2048.
     if (c.cluster == 2)
       kbClk *= 0.969;
   } else if (c.bm == 128)
