@@ -435,15 +435,18 @@ release2() {
   mini_sweep; quant_sweep; release_benches
 }
 
-# bm = 256 tiles in CTA pairs as the planner picks them: tails in M and N
-# (an odd N-tile count leaves the last pair's second tile empty), dgrad,
-# and forced for wgrad, f32 and C += (bn = 64: a 256x128 f32 tile's staging
-# leaves no room for two stages).
+# bm = 256 tiles in CTA pairs: as the planner picks them (tails in M and N,
+# an odd N-tile count leaving the last pair's second tile empty; dgrad),
+# forced for fwd and wgrad with tails, and for f32 and C += (bn = 64: a
+# 256x128 f32 tile's staging leaves no room for two stages).
 pair_sweep() {
-  local dbg=--debug-hang
+  local dbg=--debug-hang f
   run 120 $GEN --run $dbg --iters 0 --m 4000 --n 3968 --k 4000
   run 120 $GEN --run $dbg --iters 0 --m 4000 --n 3968 --k 4000 --form dgrad
-  run 120 $GEN --run $dbg --iters 0 --m 1000 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2 --form wgrad
+  for f in fwd wgrad; do
+    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2 --form $f
+  done
+  run 120 $GEN --run $dbg --iters 0 --m 300 --n 2112 --k 1024 --force-tile bm=256,bn=128,cluster=2
   run 120 $GEN --run $dbg --iters 0 --m 1000 --n 1040 --k 2944 --force-tile bm=256,bn=64,cluster=2 --out-dtype f32
   run 120 $GEN --run $dbg --iters 0 --m 512 --n 1024 --k 1024 --force-tile bm=256,bn=64,cluster=2 --form wgrad --out-dtype f32 --accumulate
 }
@@ -456,9 +459,9 @@ cast_ab() {
   local rounds=${AB_ROUNDS:-2} r i v defs envs
   IFS=';' read -ra sets <<< "${CAST_VARIANTS:?set CAST_VARIANTS}"
   for i in "${!sets[@]}"; do
-    v=${sets[$i]}; defs=${v%%|*}; envs=""; [ "$v" != "$defs" ] && envs=${v#*|}
+    defs=${sets[$i]%%|*}
     [ -z "$defs" ] && continue
-    echo "=== check variant $i: $v" | tee -a "$OUT/check.log"
+    echo "=== check variant $i: ${sets[$i]}" | tee -a "$OUT/check.log"
     export BLOCKSCALE_EXP_DEFINES="$defs"; QUICK=1 quant_sweep; unset BLOCKSCALE_EXP_DEFINES
   done
   for r in $(seq "$rounds"); do
@@ -502,10 +505,7 @@ case "$mode" in
   pair_ncu) pair_ncu ;;
   sass_stalls) sass_stalls ;;
   wave_pairs) # bm = 256 in CTA pairs (A multicast): correctness, then timing
-    for f in fwd wgrad; do
-      run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2 --form $f
-    done
-    run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2112 --k 1024 --force-tile bm=256,bn=128,cluster=2
+    pair_sweep
     AB_DEFINES="" AB_TILES=";bm=256,bn=128;bm=256,bn=128,cluster=2" AB_ROUNDS=1 ab_gemm ;;
   gemm_release) # the GEMM table of bench/RESULTS.md, then correctness
     gemm_table 420 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128;bm=256,bn=128,cluster=2"

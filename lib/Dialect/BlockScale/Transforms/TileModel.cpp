@@ -56,6 +56,8 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   // exposed); a bm = 64 CTA ~850 / 890 at bn = 128 / 192 (an older fit,
   // before the pipeline ran asynchronously).
   const double pipelined128 = 180.0 + 5.0 * c.bn;
+  // A bm = 256 K-block of one CTA (see below).
+  const double wave256Clk = 1.806 * pipelined128;
   double kbClk;
   if (c.bm == 256) {
     // Two 64-row waves per consumer warpgroup, one B stage for both, simple
@@ -64,7 +66,7 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
     // bn = 128 for forward GEMMs (990 vs 943 TFLOP/s on 4096x7168x16384,
     // 971 vs 934 on 16384x14336x4096, 934 vs 886 on 4096x24576x1536). Not
     // for wgrad (see rankTiles).
-    kbClk = 1.806 * pipelined128;
+    kbClk = wave256Clk;
     // In CTA pairs sharing A by multicast (cluster = 2), fitted to the same
     // tile without pairs in 2026-12-03 run 47 (three rounds, 18 shapes) and
     // run 45 (two rounds): 1-4 % faster with K >= 4096, 0-4 % at K = 1536,
@@ -83,7 +85,7 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   // warps; the pipeline refills at the start of every CTA.
   double epiClk = 600 + c.bm * c.bn * p.outBytes / 64.0;
   if (c.bm == 256 && c.cluster == 2)
-    epiClk += 0.175 * 1.806 * pipelined128;
+    epiClk += 0.175 * wave256Clk;
   if (c.splits > 1) // partial write + flag + (last CTA) read of the others
     epiClk += 1500 + c.bm * c.bn * 4.0 * 2 / 64.0;
   double fillClk = 2500;

@@ -391,6 +391,16 @@ struct QuantizeTile {
       }
     }
     __syncthreads();
+    // 16-byte unit u2 of row c of the transposed tile: its two swizzled
+    // 8-byte units joined.
+    auto rowSegment = [&](int c, int u2) {
+      const int sw = swizzle(c);
+      const uint2 a = *reinterpret_cast<const uint2 *>(
+          qs + c * 128 + (((2 * u2) ^ sw) * 8));
+      const uint2 b = *reinterpret_cast<const uint2 *>(
+          qs + c * 128 + (((2 * u2 + 1) ^ sw) * 8));
+      return make_uint4(a.x, a.y, b.x, b.y);
+    };
     if (kTmaStore) {
       // Rows of 128 bytes, 16-byte chunk k of row c at chunk k ^ (c % 8)
       // (TMA's 128-byte swizzle), in the other half of the stage; 8 lanes
@@ -400,13 +410,8 @@ struct QuantizeTile {
       for (int k = 0; k < 4; ++k) {
         const int idx = t + kThreads * k;
         const int c = idx / 8, u2 = idx % 8;
-        const int sw = swizzle(c);
-        const uint2 a = *reinterpret_cast<const uint2 *>(
-            qs + c * 128 + (((2 * u2) ^ sw) * 8));
-        const uint2 b = *reinterpret_cast<const uint2 *>(
-            qs + c * 128 + (((2 * u2 + 1) ^ sw) * 8));
         *reinterpret_cast<uint4 *>(tq + c * 128 + ((u2 ^ (c & 7)) * 16)) =
-            make_uint4(a.x, a.y, b.x, b.y);
+            rowSegment(c, u2);
       }
       fenceProxyAsyncShared();
       __syncthreads();
@@ -425,16 +430,10 @@ struct QuantizeTile {
       const int outRow = colBase + c, outCol = rowBase + u2 * 16;
       // rows is a multiple of 16 for transposed results: a 16-byte unit is
       // either entirely inside the input or entirely past it.
-      if (outRow < p.cols && outCol < p.rows) {
-        const int sw = swizzle(c);
-        const uint2 a = *reinterpret_cast<const uint2 *>(
-            qs + c * 128 + (((2 * u2) ^ sw) * 8));
-        const uint2 b = *reinterpret_cast<const uint2 *>(
-            qs + c * 128 + (((2 * u2 + 1) ^ sw) * 8));
+      if (outRow < p.cols && outCol < p.rows)
         __stcs(reinterpret_cast<uint4 *>(
                    q + static_cast<long long>(outRow) * p.ldq + outCol),
-               make_uint4(a.x, a.y, b.x, b.y));
-      }
+               rowSegment(c, u2));
     }
   }
 };
