@@ -39,7 +39,8 @@ def kernel(form, M, N, K, tile, defines):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--defines", required=True, help="';'-separated define sets ('' = shipped)")
-    p.add_argument("--tiles", default="", help="';'-separated force_tile configs ('' = planner)")
+    p.add_argument("--tiles", default="", help="';'-separated force_tile configs ('' = planner); "
+                   "'tile@D1,D2' times that tile with defines D1 D2 only")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--shapes", default="targets", help="targets | all")
     p.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "ab_gemm.json"))
@@ -60,8 +61,11 @@ def main():
         ga = bg.gemm_args(form, M, aq, as_, bq, bs, out)
         cur = lambda: torch.cuda.current_stream().cuda_stream  # the capture's
         variants = []
-        for t in tiles:
-            for d in defines:
+        # "tile@D1,D2" pairs a tile with its own define set (no cross product)
+        combos = [(t.split("@")[0], t.split("@")[1].replace(",", " ")) if "@" in t else (t, d)
+                  for t in tiles for d in (defines if "@" not in t else [None])]
+        for t, d in combos:
+            if True:
                 k = kernel(form, M, N, K, t, d)
                 ws = k.workspace_size(M)
                 if ws > 64 << 20:

@@ -338,6 +338,22 @@ pair_ncu() {
   done
 }
 
+# ncu summaries (speed of light, memory, warp states) of forced tiles on
+# 4096x7168x16384: NCU_TILES="tile[@define,...] ..." (default: the shipped pair).
+ncu_tiles() {
+  local NCU=$(find_ncu) t d x
+  [ -n "$NCU" ] || { echo "no ncu"; return; }
+  for t in ${NCU_TILES:-bm=256,bn=128,cluster=2}; do
+    d=""
+    if [[ $t == *@* ]]; then
+      for x in $(echo "${t#*@}" | tr , ' '); do d="$d --define $x"; done; fi
+    timeout 200 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --print-details all \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
+      --section SchedulerStats --section ComputeWorkloadAnalysis $GEN --run --no-check --iters 0 \
+      --m 4096 --n 7168 --k 16384 --force-tile ${t%@*} $d > "$OUT/ncu_$(echo "$t" | tr '=,@' '___').txt" 2>&1
+  done
+}
+
 # Per-instruction stall samples (ncu source page, SASS) of our bn 128
 # kernel and of cuBLASLt's for 4096x7168x16384: where each loop waits.
 sass_stalls() {
@@ -346,8 +362,8 @@ sass_stalls() {
   mkdir -p "$d"
   [ -n "${STALL_SKIP_OURS:-}" ] || timeout 200 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --section SourceCounters \
     --section WarpStateStats -f -o "$d/bs_bn${STALL_BN:-128}${STALL_TAG:-}" $GEN --run --no-check --iters 0 \
-    --m 4096 --n 7168 --k 16384 --force-tile bm=128,bn=${STALL_BN:-128} ${STALL_ARGS:-} > "$d/bs.log" 2>&1
-  timeout 300 "$NCU" --clock-control none -k regex:nvjet -c 1 --section SourceCounters \
+    --m 4096 --n 7168 --k 16384 --force-tile ${STALL_TILE:-bm=128,bn=${STALL_BN:-128}} ${STALL_ARGS:-} > "$d/bs.log" 2>&1
+  [ -n "${STALL_SKIP_LT:-}" ] || timeout 300 "$NCU" --clock-control none -k regex:nvjet -c 1 --section SourceCounters \
     --section WarpStateStats -f -o "$d/lt" env PYTHONPATH=python python3 bench/profile_cublaslt.py > "$d/lt.log" 2>&1
   local r
   for r in "$d"/*.ncu-rep; do
@@ -504,9 +520,34 @@ case "$mode" in
   exp_check) exp_check ;;
   pair_ncu) pair_ncu ;;
   sass_stalls) sass_stalls ;;
+  ncu_tiles) ncu_tiles ;;
   wave_pairs) # bm = 256 in CTA pairs (A multicast): correctness, then timing
     pair_sweep
     AB_DEFINES="" AB_TILES=";bm=256,bn=128;bm=256,bn=128,cluster=2" AB_ROUNDS=1 ab_gemm ;;
+  wave_pipe) # bm = 256 with both waves pipelined (BS_EXP_WAVE_PIPE, BN <= 96): correctness, then timing
+    EXP_DEFINES=BS_EXP_WAVE_PIPE exp_check
+    for t in bm=256,bn=80 bm=256,bn=80,cluster=2 bm=256,bn=96,cluster=2 bm=256,bn=64,cluster=2; do
+      run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t --define BS_EXP_WAVE_PIPE
+      run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2112 --k 1040 --force-tile $t --define BS_EXP_WAVE_PIPE
+      run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t --form wgrad --define BS_EXP_WAVE_PIPE
+    done
+    AB_DEFINES="" AB_ROUNDS=${AB_ROUNDS:-2} AB_TILES="${AB_TILES:-;bm=256,bn=64,cluster=2@BS_EXP_WAVE_PIPE;bm=256,bn=80,cluster=2@BS_EXP_WAVE_PIPE;bm=256,bn=80,cluster=2;bm=256,bn=80@BS_EXP_WAVE_PIPE}" ab_gemm ;;
+  direct_epi) # C stored from registers, the freed staging spent on a stage (BS_EXP_DIRECT_EPI)
+    EXP_DEFINES=BS_EXP_DIRECT_EPI exp_check
+    run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2104 --k 1040 --force-tile bm=256,bn=128,cluster=2 --define BS_EXP_DIRECT_EPI
+    run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1000 --k 2944 --force-tile bm=256,bn=128 --out-dtype f32 --define BS_EXP_DIRECT_EPI
+    run 120 $GEN --run --debug-hang --iters 0 --m 4096 --n 7168 --k 2048 --define BS_EXP_DIRECT_EPI
+    AB_DEFINES="" AB_ROUNDS=${AB_ROUNDS:-2} AB_TILES="${AB_TILES:-;@BS_EXP_DIRECT_EPI;bm=256,bn=128,cluster=2,stages=2@BS_EXP_DIRECT_EPI;bm=256,bn=128,cluster=2,stages=2}" ab_gemm
+    POWER_TILES="bm=256,bn=128" power ;;
+  lean_issue) # compact wgmma issue in the simple loop (BS_EXP_LEAN_ISSUE): correctness, SASS, timing
+    EXP_DEFINES=BS_EXP_LEAN_ISSUE exp_check
+    CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+    for x in "" "--define BS_EXP_LEAN_ISSUE"; do
+      $GEN --m 4096 --n 7168 --k 16384 $x --emit cubin -o "$OUT/k.cubin" >/dev/null 2>&1 &&
+        "$CUOBJ" -sass "$OUT/k.cubin" > "$OUT/sass${x:+_lean}.txt" 2>&1
+    done
+    rm -f "$OUT/k.cubin"
+    AB_DEFINES="" AB_ROUNDS=${AB_ROUNDS:-3} AB_TILES="${AB_TILES:-;@BS_EXP_LEAN_ISSUE}" ab_gemm ;;
   gemm_release) # the GEMM table of bench/RESULTS.md, then correctness
     gemm_table 420 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128;bm=256,bn=128,cluster=2"
     gemm_sweep; pair_sweep; python_tests ;;
