@@ -524,21 +524,6 @@ case "$mode" in
   wave_pairs) # bm = 256 in CTA pairs (A multicast): correctness, then timing
     pair_sweep
     AB_DEFINES="" AB_TILES=";bm=256,bn=128;bm=256,bn=128,cluster=2" AB_ROUNDS=1 ab_gemm ;;
-  wave_pipe) # bm = 256 with both waves pipelined (BS_EXP_WAVE_PIPE, BN <= 96): correctness, then timing
-    EXP_DEFINES=BS_EXP_WAVE_PIPE exp_check
-    for t in bm=256,bn=80 bm=256,bn=80,cluster=2 bm=256,bn=96,cluster=2 bm=256,bn=64,cluster=2; do
-      run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t --define BS_EXP_WAVE_PIPE
-      run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2112 --k 1040 --force-tile $t --define BS_EXP_WAVE_PIPE
-      run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t --form wgrad --define BS_EXP_WAVE_PIPE
-    done
-    AB_DEFINES="" AB_ROUNDS=${AB_ROUNDS:-2} AB_TILES="${AB_TILES:-;bm=256,bn=64,cluster=2@BS_EXP_WAVE_PIPE;bm=256,bn=80,cluster=2@BS_EXP_WAVE_PIPE;bm=256,bn=80,cluster=2;bm=256,bn=80@BS_EXP_WAVE_PIPE}" ab_gemm ;;
-  direct_epi) # C stored from registers, the freed staging spent on a stage (BS_EXP_DIRECT_EPI)
-    EXP_DEFINES=BS_EXP_DIRECT_EPI exp_check
-    run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2104 --k 1040 --force-tile bm=256,bn=128,cluster=2 --define BS_EXP_DIRECT_EPI
-    run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1000 --k 2944 --force-tile bm=256,bn=128 --out-dtype f32 --define BS_EXP_DIRECT_EPI
-    run 120 $GEN --run --debug-hang --iters 0 --m 4096 --n 7168 --k 2048 --define BS_EXP_DIRECT_EPI
-    AB_DEFINES="" AB_ROUNDS=${AB_ROUNDS:-2} AB_TILES="${AB_TILES:-;@BS_EXP_DIRECT_EPI;bm=256,bn=128,cluster=2,stages=2@BS_EXP_DIRECT_EPI;bm=256,bn=128,cluster=2,stages=2}" ab_gemm
-    POWER_TILES="bm=256,bn=128" power ;;
   lean_issue) # compact wgmma issue in the simple loop (BS_EXP_LEAN_ISSUE): correctness, SASS, timing
     EXP_DEFINES=BS_EXP_LEAN_ISSUE exp_check
     CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
