@@ -175,7 +175,13 @@ struct GemmSm90 {
     const u32 base = (rawAddr + 1023u) & ~1023u;
     unsigned char *smem = smemRaw + (base - rawAddr);
 
+#ifdef BS_EXP_LEAN_ISSUE
+    // Warp-uniform as far as ptxas can tell, so that the role branch and
+    // what depends on the warpgroup index may use the uniform datapath.
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
+#else
     const int wg = threadIdx.x / 128;
+#endif
     const int tid = threadIdx.x % 128;
     const int units = numUnits(p);
     const int rank = CLUSTER > 1 ? static_cast<int>(clusterCtaRank()) : 0;
@@ -454,8 +460,16 @@ struct GemmSm90 {
                const Unit &w, const TileScales &ts,
                float (&acc)[kWaves][kAcc], int &stage, u32 &phase) {
     const int wgU = __shfl_sync(0xffffffffu, wg, 0);
-    const u64 dA0 = smemDescSw128(base + kOffA + wgU * 64 * BK);
-    const u64 dB0 = smemDescSw128(base + kOffB);
+    // Only the low word of a descriptor (address / 16) changes: 32-bit adds,
+    // the constant high word joined at the wgmma.
+    const u32 dA0 = static_cast<u32>(smemDescSw128(base + kOffA + wgU * 64 * BK));
+    const u32 dB0 = static_cast<u32>(smemDescSw128(base + kOffB));
+    const u32 dHi = static_cast<u32>(smemDescSw128(0) >> 32);
+    auto desc = [&](u32 lo) {
+      u64 d;
+      asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"(dHi));
+      return d;
+    };
     const float *sa0 = sSA + wg * 64 + r0;
     const long long sbStep = p.sbStrideK;
     const float *sbLo = ts.sb0 + static_cast<long long>(w.kb0) * sbStep;
@@ -470,17 +484,17 @@ struct GemmSm90 {
         sbHi += sbStep;
       }
       mbarWait(fullBar(base, stage), phase);
-      const u64 dA = dA0 + static_cast<u64>(stage * (kABytes >> 4));
-      const u64 dB = dB0 + static_cast<u64>(stage * (kBBytes >> 4));
+      const u32 dA = dA0 + static_cast<u32>(stage * (kABytes >> 4));
+      const u32 dB = dB0 + static_cast<u32>(stage * (kBBytes >> 4));
       const float *sa = sa0 + stage * BM;
 #pragma unroll
       for (int v = 0; v < kWaves; ++v) {
         float t[kAcc];
-        const u64 dAv = dA + static_cast<u64>((v * kWaveRows * BK) >> 4);
+        const u32 dAv = dA + static_cast<u32>((v * kWaveRows * BK) >> 4);
         wgmmaFence();
 #pragma unroll
         for (int kk = 0; kk < BK / 32; ++kk)
-          WgmmaFp8<BN>::mma(t, dAv + 2 * kk, dB + 2 * kk, kk > 0);
+          WgmmaFp8<BN>::mma(t, desc(dAv + 2 * kk), desc(dB + 2 * kk), kk > 0);
         wgmmaCommit();
         const float sa0v = sa[v * kWaveRows], sa1v = sa[v * kWaveRows + 8];
         BlockScales sc;
