@@ -524,15 +524,6 @@ case "$mode" in
   wave_pairs) # bm = 256 in CTA pairs (A multicast): correctness, then timing
     pair_sweep
     AB_DEFINES="" AB_TILES=";bm=256,bn=128;bm=256,bn=128,cluster=2" AB_ROUNDS=1 ab_gemm ;;
-  lean_issue) # compact wgmma issue in the simple loop (BS_EXP_LEAN_ISSUE): correctness, SASS, timing
-    EXP_DEFINES=BS_EXP_LEAN_ISSUE exp_check
-    CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
-    for x in "" "--define BS_EXP_LEAN_ISSUE"; do
-      $GEN --m 4096 --n 7168 --k 16384 $x --emit cubin -o "$OUT/k.cubin" >/dev/null 2>&1 &&
-        "$CUOBJ" -sass "$OUT/k.cubin" > "$OUT/sass${x:+_lean}.txt" 2>&1
-    done
-    rm -f "$OUT/k.cubin"
-    AB_DEFINES="" AB_ROUNDS=${AB_ROUNDS:-3} AB_TILES="${AB_TILES:-;@BS_EXP_LEAN_ISSUE}" ab_gemm ;;
   gemm_release) # the GEMM table of bench/RESULTS.md, then correctness
     gemm_table 420 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128;bm=256,bn=128,cluster=2"
     gemm_sweep; pair_sweep; python_tests ;;
