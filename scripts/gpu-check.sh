@@ -524,12 +524,6 @@ case "$mode" in
   wave_pairs) # bm = 256 in CTA pairs (A multicast): correctness, then timing
     pair_sweep
     AB_DEFINES="" AB_TILES=";bm=256,bn=128;bm=256,bn=128,cluster=2" AB_ROUNDS=1 ab_gemm ;;
-  order) # the two consumer warpgroups take turns to issue (BS_EXP_ORDER): quick checks, then timing
-    for a in "--m 300 --n 2112 --k 1040 --force-tile bm=256,bn=128" "--m 700 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2" \
-             "--m 129 --n 1000 --k 4096 --force-tile bm=256,bn=64,splits=3" "--m 700 --n 1040 --k 2944 --force-tile bm=128,bn=192 --form wgrad"; do
-      run 40 $GEN --run --debug-hang --iters 0 $a --define BS_EXP_ORDER
-    done
-    [ "$FAILS" = 0 ] && AB_DEFINES="" AB_ROUNDS=${AB_ROUNDS:-2} AB_TILES="${AB_TILES:-;@BS_EXP_ORDER}" ab_gemm ;;
   gemm_release) # the GEMM table of bench/RESULTS.md, then correctness
     gemm_table 420 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128;bm=256,bn=128,cluster=2"
     gemm_sweep; pair_sweep; python_tests ;;

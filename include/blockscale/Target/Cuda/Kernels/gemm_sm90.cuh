@@ -393,24 +393,6 @@ struct GemmSm90 {
       release(base, stage, lane, peer);
   }
 
-  // Experiment (BS_EXP_ORDER): the two consumer warpgroups take turns to
-  // issue their wgmma groups (named barriers 3 and 4, each a warpgroup's
-  // turn), as cuBLASLt's loop does; warpgroup 1 grants warpgroup 0 the
-  // first turn, and warpgroup 0 takes the spare grant at the end.
-#ifdef BS_EXP_ORDER
-  static constexpr bool kOrder = kConsumers == 2;
-#else
-  static constexpr bool kOrder = false;
-#endif
-  __device__ __forceinline__ static void orderBefore(int wg) {
-    if (kOrder)
-      namedBarSync(3 + wg, 256);
-  }
-  __device__ __forceinline__ static void orderAfter(int wg) {
-    if (kOrder)
-      asm volatile("bar.arrive %0, 256;" ::"r"(3 + (wg ^ 1)) : "memory");
-  }
-
   // One K-block at a time: wgmma, wait, promote (per wave). The other
   // consumer warpgroup's wgmmas fill the tensor cores during this one's
   // promotion.
@@ -441,9 +423,7 @@ struct GemmSm90 {
 #pragma unroll
       for (int v = 0; v < kWaves; ++v) {
         float t[kAcc];
-        orderBefore(wg);
         issue(base, stage, wg, v, t);
-        orderAfter(wg);
         // Scale loads overlap the asynchronous wgmma.
         const BlockScales s =
             loadScales(p, sSA, stage, wg, r0 + v * kWaveRows, kb, ts);
@@ -562,8 +542,6 @@ struct GemmSm90 {
     float acc[kWaves][kAcc];
     int stage = 0;
     u32 phase = 0;
-    if (kOrder && !kPipeline && wg == 1)
-      orderAfter(wg); // warpgroup 0 goes first
 
     for (int u = first; u < units; u += stride) {
       Unit w = decode(p, u, rank);
@@ -593,8 +571,6 @@ struct GemmSm90 {
       epilogue(cBase, wg, tid, r0, c0, m0, n0, acc, tC);
     }
 
-    if (kOrder && !kPipeline && wg == 0)
-      orderBefore(wg); // the grant warpgroup 1 gave after its last issue
     // Shared memory must stay alive until the last TMA store has read it.
     if (tid == 0)
       bulkWait0();
