@@ -47,6 +47,11 @@ def main():
     args = p.parse_args()
     defines = args.defines.split(";")
     tiles = args.tiles.split(";")
+    # "tile@D1,D2" pairs a tile with its own define set (no cross product)
+    combos = []
+    for t in tiles:
+        tile, at, own = t.partition("@")
+        combos += [(tile, own.replace(",", " "))] if at else [(t, d) for d in defines]
     shapes = bg.TARGETS + (bg.EXTRA if args.shapes == "all" else [])
 
     bg.warm_up()
@@ -61,24 +66,20 @@ def main():
         ga = bg.gemm_args(form, M, aq, as_, bq, bs, out)
         cur = lambda: torch.cuda.current_stream().cuda_stream  # the capture's
         variants = []
-        # "tile@D1,D2" pairs a tile with its own define set (no cross product)
-        combos = [(t.split("@")[0], t.split("@")[1].replace(",", " ")) if "@" in t else (t, d)
-                  for t in tiles for d in (defines if "@" not in t else [None])]
         for t, d in combos:
-            if True:
-                k = kernel(form, M, N, K, t, d)
-                ws = k.workspace_size(M)
-                if ws > 64 << 20:
-                    continue
-                # split-K partials: allocated here, not during graph capture
-                wbuf = torch.zeros(max(ws, 1), device="cuda", dtype=torch.uint8)  # split-K counters start at 0
-                ga.workspace, ga.workspace_bytes = (wbuf.data_ptr(), ws) if ws else (None, 0)
-                out.fill_(float("nan"))  # poisoned
-                k.launch(ga, cur())
-                torch.cuda.synchronize()
-                err = ((out.float() - ref).norm() / refn).item()
-                variants.append({"tile": t, "defines": d, "kernel": k, "relerr": err, "ws": ws, "wbuf": wbuf,
-                                 "info": k.info().split(" cache_key")[0], "ms": []})
+            k = kernel(form, M, N, K, t, d)
+            ws = k.workspace_size(M)
+            if ws > 64 << 20:
+                continue
+            # split-K partials: allocated here, not during graph capture
+            wbuf = torch.zeros(max(ws, 1), device="cuda", dtype=torch.uint8)  # split-K counters start at 0
+            ga.workspace, ga.workspace_bytes = (wbuf.data_ptr(), ws) if ws else (None, 0)
+            out.fill_(float("nan"))  # poisoned
+            k.launch(ga, cur())
+            torch.cuda.synchronize()
+            err = ((out.float() - ref).norm() / refn).item()
+            variants.append({"tile": t, "defines": d, "kernel": k, "relerr": err, "ws": ws, "wbuf": wbuf,
+                             "info": k.info().split(" cache_key")[0], "ms": []})
         fn = bg.cublaslt_fn(form, aq, as_, bq, bs, K)
         lt_ms = bg.bench_graph(fn) if fn else float("nan")
         for r in range(args.rounds):

@@ -328,18 +328,12 @@ exp_check() {
 
 # ncu stall reasons and L2 traffic of single CTAs against CTA pairs (bn 128).
 pair_ncu() {
-  local NCU=$(find_ncu) t
-  [ -n "$NCU" ] || { echo "no ncu"; return; }
-  for t in bm=128,bn=128 bm=128,bn=128,cluster=2; do
-    timeout 200 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --print-details all \
-      --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
-      --section SchedulerStats $GEN --run --no-check --iters 0 --m 4096 --n 7168 --k 4096 \
-      --force-tile $t > "$OUT/ncu_${t//[=,]/_}.txt" 2>&1
-  done
+  NCU_TILES="bm=128,bn=128 bm=128,bn=128,cluster=2" NCU_K=4096 ncu_tiles
 }
 
 # ncu summaries (speed of light, memory, warp states) of forced tiles on
-# 4096x7168x16384: NCU_TILES="tile[@define,...] ..." (default: the shipped pair).
+# 4096x7168xNCU_K (default 16384): NCU_TILES="tile[@define,...] ..."
+# (default: the shipped pair).
 ncu_tiles() {
   local NCU=$(find_ncu) t d x
   [ -n "$NCU" ] || { echo "no ncu"; return; }
@@ -350,7 +344,7 @@ ncu_tiles() {
     timeout 200 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --print-details all \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
       --section SchedulerStats --section ComputeWorkloadAnalysis $GEN --run --no-check --iters 0 \
-      --m 4096 --n 7168 --k 16384 --force-tile ${t%@*} $d > "$OUT/ncu_$(echo "$t" | tr '=,@' '___').txt" 2>&1
+      --m 4096 --n 7168 --k ${NCU_K:-16384} --force-tile ${t%@*} $d > "$OUT/ncu_$(echo "$t" | tr '=,@' '___').txt" 2>&1
   done
 }
 
