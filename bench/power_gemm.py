@@ -68,9 +68,13 @@ def sustained(fn, seconds):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--seconds", type=float, default=4.0)
-    p.add_argument("--tiles", default="", help="';'-separated extra force_tile configs")
+    p.add_argument("--tiles", default="", help="';'-separated extra force_tile configs; "
+                   "'tile@D1,D2' builds that tile with NVRTC defines D1 D2 (experiments, "
+                   "e.g. ablations whose results are not checked)")
+    p.add_argument("--shapes", default="4096x7168x16384,16384x14336x4096,4096x2112x7168",
+                   help="','-separated MxNxK forward shapes")
     args = p.parse_args()
-    shapes = [("fwd", 4096, 7168, 16384), ("fwd", 16384, 14336, 4096), ("fwd", 4096, 2112, 7168)]
+    shapes = [("fwd", *map(int, s.split("x"))) for s in args.shapes.split(",") if s]
     for form, M, N, K in shapes:
         a, w, aq, as_, bq, bs, recipe_b = bg.make_operands(form, M, N, K)
         cands = [("cuBLASLt", bg.cublaslt_fn(form, aq, as_, bq, bs, K)),
@@ -78,8 +82,13 @@ def main():
                                                           torch.bfloat16))]
         out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
         for t in [t for t in args.tiles.split(";") if t]:
-            k = _capi.GemmKernel(_capi.gemm_desc(form="fwd", m=-1, n=N, k=K, m_hint=M,
-                                                 force_tile=t))
+            tile, _, defines = t.partition("@")
+            os.environ["BLOCKSCALE_EXP_DEFINES"] = defines.replace(",", " ")
+            try:
+                k = _capi.GemmKernel(_capi.gemm_desc(form="fwd", m=-1, n=N, k=K, m_hint=M,
+                                                     force_tile=tile or None))
+            finally:
+                os.environ.pop("BLOCKSCALE_EXP_DEFINES", None)
             ga = bg.gemm_args(form, M, aq, as_, bq, bs, out)
             cands.append((t, (lambda k, ga: lambda: k.launch(
                 ga, torch.cuda.current_stream().cuda_stream))(k, ga)))

@@ -299,7 +299,7 @@ lt_kernels() {
 # Sustained clocks and power, ours beside cuBLASLt (bench/power_gemm.py).
 power() {
   run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/power_gemm.py \
-    --tiles "${POWER_TILES:-bm=128,bn=128;bm=128,bn=192}"
+    --tiles "${POWER_TILES:-bm=128,bn=128;bm=128,bn=192}" --shapes "${POWER_SHAPES:-4096x7168x16384,16384x14336x4096,4096x2112x7168}"
 }
 
 # Correctness of a kernel experiment: the tails / forms / tiles subset of
