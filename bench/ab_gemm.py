@@ -78,8 +78,19 @@ def main():
             k.launch(ga, cur())
             torch.cuda.synchronize()
             err = ((out.float() - ref).norm() / refn).item()
+            info = k.info()
             variants.append({"tile": t, "defines": d, "kernel": k, "relerr": err, "ws": ws, "wbuf": wbuf,
-                             "info": k.info().split(" cache_key")[0], "ms": []})
+                             "info": info.split(" cache_key")[0],
+                             "key": info.split("cache_key=")[-1].split()[0], "ms": []})
+        # Different define sets must be different binaries: until 2026-12-03
+        # the JIT's per-thread shortcut handed the previous kernel back for
+        # the same tile, so that such A/B runs timed one kernel twice.
+        owner = {}
+        for v in variants:
+            o = owner.setdefault(v["key"], v)
+            if o is not v and o["defines"] != v["defines"]:
+                sys.exit(f"ab_gemm: defines {o['defines']!r} and {v['defines']!r} gave the same "
+                         f"kernel {v['key']} for {form} {M}x{N}x{K}")
         fn = bg.cublaslt_fn(form, aq, as_, bq, bs, K)
         lt_ms = bg.bench_graph(fn) if fn else float("nan")
         for r in range(args.rounds):
@@ -101,7 +112,7 @@ def main():
                   f"runs {' '.join(f'{tflops(M, N, K, m):.0f}' for m in v['ms'])} "
                   f"relerr {v['relerr']:.2e} {'PASS' if v['relerr'] < 3e-3 else 'FAIL'} [{v['info']}]",
                   flush=True)
-            row["variants"].append({k2: v[k2] for k2 in ("tile", "defines", "relerr", "info", "ms")})
+            row["variants"].append({k2: v[k2] for k2 in ("tile", "defines", "relerr", "info", "key", "ms")})
         rows.append(row)
     # geomean vs cuBLASLt per (tile, defines) over the shapes that have it
     keys = {(v["tile"], v["defines"]) for r in rows for v in r["variants"]}

@@ -89,6 +89,7 @@ def main():
                                                      force_tile=tile or None))
             finally:
                 os.environ.pop("BLOCKSCALE_EXP_DEFINES", None)
+            t = f"{t} [{k.info().split('cache_key=')[-1].split()[0][:8]}]"
             ga = bg.gemm_args(form, M, aq, as_, bq, bs, out)
             cands.append((t, (lambda k, ga: lambda: k.launch(
                 ga, torch.cuda.current_stream().cuda_stream))(k, ga)))

@@ -19,6 +19,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -244,11 +245,17 @@ llvm::Expected<std::shared_ptr<const GemmKernel>>
 blockscale::getGemmKernel(const GemmDesc &desc, const JitOptions &options) {
   // Hot path of a training loop: the same description again on this thread.
   // (Only for default compile options; the cache is per thread, so no lock.)
+  // BLOCKSCALE_EXP_DEFINES is a compile option too (CompileOptions::flags
+  // reads it): while it is set, every request takes the keyed path, or a
+  // define set asked for right after the plain kernel would get the plain
+  // kernel back.
   thread_local GemmDesc lastDesc;
   thread_local std::shared_ptr<const GemmKernel> lastKernel;
   thread_local uint64_t lastGeneration = 0;
+  const char *expDefines = std::getenv("BLOCKSCALE_EXP_DEFINES");
   bool defaultOptions = options.compile.extra.empty() &&
-                        !options.compile.ptx && options.compile.arch == "90a";
+                        !options.compile.ptx && options.compile.arch == "90a" &&
+                        (!expDefines || !*expDefines);
   uint64_t gen = jitGeneration.load(std::memory_order_relaxed);
   if (defaultOptions && lastKernel && lastGeneration == gen &&
       sameDesc(desc, lastDesc))

@@ -1,5 +1,6 @@
 #include "TestUtils.h"
 
+#include "blockscale/JIT/Jit.h"
 #include "blockscale/Runtime/KernelCache.h"
 #include "blockscale/Runtime/Nvrtc.h"
 
@@ -49,6 +50,41 @@ TEST(CacheKey, ExperimentDefinesFromTheEnvironmentAreFlags) {
   EXPECT_EQ(exp[plain.size() + 1], "-DBS_B=2");
   EXPECT_NE(computeCacheKey("src", plain, "13.0"),
             computeCacheKey("src", exp, "13.0"));
+}
+
+TEST(CacheKey, ExperimentDefinesReachTheSameDescriptionAgain) {
+  // The JIT's per-thread shortcut for "the same description again" must not
+  // hand the plain kernel back when BLOCKSCALE_EXP_DEFINES asks for another
+  // one (the benches' A/B runs create the plain kernel, then the same tile
+  // with a define set, on one thread). Then the plain kernel comes back.
+  BS_REQUIRE_NVRTC();
+  TempDir dir;
+  ::setenv("BLOCKSCALE_CACHE_DIR", dir.path.c_str(), 1);
+  clearJitMemoryCache();
+  GemmDesc d;
+  d.n = 256;
+  d.k = 256;
+  d.numSMs = 132;
+  d.forceTile = "bm=128,bn=128,stages=4";
+  auto keyOf = [&](const char *defines) -> std::string {
+    if (defines)
+      ::setenv("BLOCKSCALE_EXP_DEFINES", defines, 1);
+    auto k = getGemmKernel(d);
+    ::unsetenv("BLOCKSCALE_EXP_DEFINES");
+    if (!k) {
+      ADD_FAILURE() << llvm::toString(k.takeError());
+      return "";
+    }
+    return (*k)->compiled->cacheKey;
+  };
+  std::string plain = keyOf(nullptr);
+  std::string exp = keyOf("BS_EXP_NO_PROMOTE");
+  std::string plainAgain = keyOf(nullptr);
+  ::unsetenv("BLOCKSCALE_CACHE_DIR");
+  clearJitMemoryCache();
+  ASSERT_FALSE(plain.empty());
+  EXPECT_NE(exp, plain);
+  EXPECT_EQ(plainAgain, plain);
 }
 
 TEST(DiskCache, StoreThenLoad) {

@@ -175,7 +175,13 @@ struct GemmSm90 {
     const u32 base = (rawAddr + 1023u) & ~1023u;
     unsigned char *smem = smemRaw + (base - rawAddr);
 
+#ifdef BS_EXP_LEAN_ISSUE
+    // Warp-uniform as far as ptxas can tell, so that the role branch and
+    // what depends on the warpgroup index may use the uniform datapath.
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
+#else
     const int wg = threadIdx.x / 128;
+#endif
     const int tid = threadIdx.x % 128;
     const int units = numUnits(p);
     const int rank = CLUSTER > 1 ? static_cast<int>(clusterCtaRank()) : 0;
@@ -393,6 +399,24 @@ struct GemmSm90 {
       release(base, stage, lane, peer);
   }
 
+  // Experiment (BS_EXP_ORDER): the two consumer warpgroups take turns to
+  // issue their wgmma groups (named barriers 3 and 4, each a warpgroup's
+  // turn), as cuBLASLt's loop does; warpgroup 1 grants warpgroup 0 the
+  // first turn, and warpgroup 0 takes the spare grant at the end.
+#ifdef BS_EXP_ORDER
+  static constexpr bool kOrder = kConsumers == 2;
+#else
+  static constexpr bool kOrder = false;
+#endif
+  __device__ __forceinline__ static void orderBefore(int wg) {
+    if (kOrder)
+      namedBarSync(3 + wg, 256);
+  }
+  __device__ __forceinline__ static void orderAfter(int wg) {
+    if (kOrder)
+      asm volatile("bar.arrive %0, 256;" ::"r"(3 + (wg ^ 1)) : "memory");
+  }
+
   // One K-block at a time: wgmma, wait, promote (per wave). The other
   // consumer warpgroup's wgmmas fill the tensor cores during this one's
   // promotion.
@@ -423,7 +447,9 @@ struct GemmSm90 {
 #pragma unroll
       for (int v = 0; v < kWaves; ++v) {
         float t[kAcc];
+        orderBefore(wg);
         issue(base, stage, wg, v, t);
+        orderAfter(wg);
         // Scale loads overlap the asynchronous wgmma.
         const BlockScales s =
             loadScales(p, sSA, stage, wg, r0 + v * kWaveRows, kb, ts);
@@ -436,6 +462,80 @@ struct GemmSm90 {
           for (int i = 0; i < kAcc; ++i)
             fenceOperand(t[i]);
           promote<SJ>(acc[v], t, s, smem, stage, c0);
+        }
+      }
+      advance(stage, phase);
+    }
+  }
+
+  // Experiment (BS_EXP_LEAN_ISSUE): mainloopSimple with the wgmma issue kept
+  // compact: descriptors from a per-tile base plus constant offsets (the
+  // warpgroup index made warp-uniform so that they can stay in uniform
+  // registers), the B scale pointer stepped per K-block, and every scale
+  // load issued before the wgmmas instead of between them.
+  template <int SJ>
+  __device__ __forceinline__ static void
+  mainloopLean(const GemmParams &p, u32 base, const unsigned char *smem,
+               const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
+               const Unit &w, const TileScales &ts,
+               float (&acc)[kWaves][kAcc], int &stage, u32 &phase) {
+    const int wgU = __shfl_sync(0xffffffffu, wg, 0);
+    // Only the low word of a descriptor (address / 16) changes: 32-bit adds,
+    // the constant high word joined at the wgmma.
+    const u32 dA0 = static_cast<u32>(smemDescSw128(base + kOffA + wgU * 64 * BK));
+    const u32 dB0 = static_cast<u32>(smemDescSw128(base + kOffB));
+    const u32 dHi = static_cast<u32>(smemDescSw128(0) >> 32);
+    auto desc = [&](u32 lo) {
+      u64 d;
+      asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"(dHi));
+      return d;
+    };
+    const float *sa0 = sSA + wg * 64 + r0;
+    const long long sbStep = p.sbStrideK;
+    const float *sbLo = ts.sb0 + static_cast<long long>(w.kb0) * sbStep;
+    const float *sbHi = ts.sb1 + static_cast<long long>(w.kb0) * sbStep;
+    for (int kb = w.kb0; kb < w.kb1; ++kb) {
+      float lo = 0.f, hi = 0.f;
+      if (!WGRAD) {
+        lo = __ldg(sbLo);
+        if (SJ < kSplitAll)
+          hi = __ldg(sbHi);
+        sbLo += sbStep;
+        sbHi += sbStep;
+      }
+      mbarWait(fullBar(base, stage), phase);
+      const u32 dA = dA0 + static_cast<u32>(stage * (kABytes >> 4));
+      const u32 dB = dB0 + static_cast<u32>(stage * (kBBytes >> 4));
+      const float *sa = sa0 + stage * BM;
+#pragma unroll
+      for (int v = 0; v < kWaves; ++v) {
+        float t[kAcc];
+        const u32 dAv = dA + static_cast<u32>((v * kWaveRows * BK) >> 4);
+        wgmmaFence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 32; ++kk)
+          WgmmaFp8<BN>::mma(t, desc(dAv + 2 * kk), desc(dB + 2 * kk), kk > 0);
+        wgmmaCommit();
+        const float sa0v = sa[v * kWaveRows], sa1v = sa[v * kWaveRows + 8];
+        BlockScales sc;
+        if (WGRAD) {
+          sc.lo0 = sa0v;
+          sc.lo1 = sa1v;
+          sc.hi0 = sc.hi1 = 0.f;
+        } else {
+          sc.lo0 = sa0v * lo;
+          sc.lo1 = sa1v * lo;
+          sc.hi0 = sa0v * hi;
+          sc.hi1 = sa1v * hi;
+        }
+        wgmmaWait<0>();
+        if (v == kWaves - 1) {
+          retire<SJ>(base, smem, lane, peer, c0, acc[v], t, stage, sc);
+        } else {
+#pragma unroll
+          for (int i = 0; i < kAcc; ++i)
+            fenceOperand(t[i]);
+          promote<SJ>(acc[v], t, sc, smem, stage, c0);
         }
       }
       advance(stage, phase);
@@ -518,6 +618,11 @@ struct GemmSm90 {
 #endif
       mainloopPipelined<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
                             acc[0], stage, phase);
+#ifdef BS_EXP_LEAN_ISSUE
+    else if (true)
+      mainloopLean<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts, acc,
+                       stage, phase);
+#endif
     else
       mainloopSimple<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
                          acc, stage, phase);
@@ -542,6 +647,8 @@ struct GemmSm90 {
     float acc[kWaves][kAcc];
     int stage = 0;
     u32 phase = 0;
+    if (kOrder && !kPipeline && wg == 1)
+      orderAfter(wg); // warpgroup 0 goes first
 
     for (int u = first; u < units; u += stride) {
       Unit w = decode(p, u, rank);
@@ -571,6 +678,8 @@ struct GemmSm90 {
       epilogue(cBase, wg, tid, r0, c0, m0, n0, acc, tC);
     }
 
+    if (kOrder && !kPipeline && wg == 0)
+      orderBefore(wg); // the grant warpgroup 1 gave after its last issue
     // Shared memory must stay alive until the last TMA store has read it.
     if (tid == 0)
       bulkWait0();
