@@ -55,12 +55,37 @@ __host__ __device__ constexpr int constGcd(int a, int b) {
   return b == 0 ? a : constGcd(b, a % b);
 }
 
+// Stages that fit the shared memory of `stages` stages plus the epilogue
+// staging once the staging is gone (the BS_EXP_DIRECT_EPI experiment).
+__host__ __device__ constexpr int stagesWithoutStaging(int bm, int bn,
+                                                       int stages, int ob,
+                                                       bool wgrad) {
+  int s = stages;
+  while (gemmSmemBytes(bm, bn, s + 1, ob, wgrad) - bm * bn * ob <=
+         gemmSmemBytes(bm, bn, stages, ob, wgrad))
+    ++s;
+  return s;
+}
+
 template <int BM_, int BN_, int STAGES_, bool WGRAD_, bool OUT_F32_,
           bool ACCUMULATE_, int CLUSTER_ = 1>
 struct GemmSm90 {
-  static constexpr int BM = BM_, BN = BN_, BK = 128, STAGES = STAGES_;
+  static constexpr int BM = BM_, BN = BN_, BK = 128;
   static constexpr bool WGRAD = WGRAD_, OUT_F32 = OUT_F32_;
   static constexpr bool ACCUMULATE = ACCUMULATE_;
+  // Experiment: the epilogue stores C from registers (no staging), and the
+  // ring takes as many stages as fit the shared memory the host sized for
+  // STAGES_ stages with staging.
+#ifdef BS_EXP_DIRECT_EPI
+  static constexpr bool kDirectEpi = !ACCUMULATE_;
+#else
+  static constexpr bool kDirectEpi = false;
+#endif
+  static constexpr int kHostSmem =
+      gemmSmemBytes(BM_, BN_, STAGES_, OUT_F32_ ? 4 : 2, WGRAD_);
+  static constexpr int STAGES =
+      kDirectEpi ? stagesWithoutStaging(BM_, BN_, STAGES_, OUT_F32_ ? 4 : 2, WGRAD_)
+                 : STAGES_;
   static constexpr int CLUSTER = CLUSTER_;
   static_assert(CLUSTER == 1 || CLUSTER == 2, "pairs of CTAs at most");
   static_assert(BM == 64 || BM == 128 || BM == 256,
@@ -101,13 +126,13 @@ struct GemmSm90 {
   static constexpr int kOffA = 0;
   static constexpr int kOffB = kOffA + STAGES * kABytes;
   static constexpr int kOffC = kOffB + STAGES * kBBytes;
-  static constexpr int kOffSA = kOffC + BM * BN * kOutBytes;
+  static constexpr int kOffSA = kOffC + (kDirectEpi ? 0 : BM * BN * kOutBytes);
   static constexpr int kOffSB = kOffSA + STAGES * BM * 4;
   static constexpr int kOffBar = kOffSB + (WGRAD ? STAGES * kSBStage : 0);
   static constexpr int kOffFlag = kOffBar + STAGES * 16;
   static constexpr int kSmemBytes = 1024 + kOffFlag + 16;
-  static_assert(kSmemBytes ==
-                    gemmSmemBytes(BM, BN, STAGES, kOutBytes, WGRAD),
+  static_assert(kDirectEpi ? kSmemBytes <= kHostSmem
+                           : kSmemBytes == kHostSmem,
                 "host and device disagree on the shared-memory layout");
   static_assert(kSmemBytes <= 232448, "exceeds 227 KB of shared memory");
 
@@ -124,13 +149,27 @@ struct GemmSm90 {
   static constexpr bool kPipeline = BN <= 128 && CLUSTER == 1 && kWaves == 1;
 #endif
 
+  // Experiment: with two waves and BN <= 96, the four BN/2-float arrays
+  // (two accumulators, two temporaries) fit, so each warpgroup keeps one
+  // wave's wgmmas in flight while it promotes the other wave.
+#ifdef BS_EXP_WAVE_PIPE
+  static constexpr bool kWavePipeline = kWaves == 2 && BN <= 96;
+#else
+  static constexpr bool kWavePipeline = false;
+#endif
+
   static constexpr u32 kTxBytes =
       kABytes + kBBytes + BM * 4 + (WGRAD ? BN * 4 : 0);
 
   // Register budgets after setmaxnreg: the producer needs few; the consumers
   // hold two BN/2-float accumulators. Totals stay within 64K registers.
+#ifdef BS_EXP_REGS240
+  static constexpr int kProducerRegs = 24;
+  static constexpr int kConsumerRegs = 240;
+#else
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = kConsumers == 2 ? 232 : 240;
+#endif
 
   struct Unit {
     int mb, nb, split, tile, kb0, kb1;
@@ -596,6 +635,62 @@ struct GemmSm90 {
     }
   }
 
+  // Two waves, pipelined: wave 0 of block k runs while wave 1 of block k-1
+  // is promoted, and wave 1 of block k while wave 0 of block k is, so this
+  // warpgroup always has one wgmma group in flight. Each wave keeps its
+  // temporary (t0, t1), so the roles never swap and no unrolling is needed.
+  template <int SJ>
+  __device__ __forceinline__ static void
+  mainloopWaves(const GemmParams &p, u32 base, const unsigned char *smem,
+                const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
+                const Unit &w, const TileScales &ts,
+                float (&acc)[kWaves][kAcc], int &stage, u32 &phase) {
+    float t0[kAcc], t1[kAcc];
+    mbarWait(fullBar(base, stage), phase);
+    issue(base, stage, wg, 0, t0);
+    const BlockScales f0 = loadScales(p, sSA, stage, wg, r0, w.kb0, ts);
+    issue(base, stage, wg, 1, t1);
+    BlockScales s1 = loadScales(p, sSA, stage, wg, r0 + kWaveRows, w.kb0, ts);
+    wgmmaWait<1>(); // wave 0
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i)
+      fenceOperand(t0[i]);
+    promote<SJ>(acc[0], t0, f0, smem, stage, c0);
+    int prevStage = stage;
+    advance(stage, phase);
+    auto step = [&](int kb) {
+      mbarWait(fullBar(base, stage), phase);
+      issue(base, stage, wg, 0, t0);
+      const BlockScales s0 = loadScales(p, sSA, stage, wg, r0, kb, ts);
+      wgmmaWait<1>(); // wave 1 of the previous block, its stage's last reader
+      retire<SJ>(base, smem, lane, peer, c0, acc[1], t1, prevStage, s1);
+      issue(base, stage, wg, 1, t1);
+      s1 = loadScales(p, sSA, stage, wg, r0 + kWaveRows, kb, ts);
+      wgmmaWait<1>(); // wave 0 of this block
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i)
+        fenceOperand(t0[i]);
+      promote<SJ>(acc[0], t0, s0, smem, stage, c0);
+      prevStage = stage;
+      advance(stage, phase);
+    };
+    // Pairs of blocks and a tail with both outcomes, like mainloopPipelined:
+    // written as one loop over single blocks, ptxas serializes the wgmmas.
+    int kb = w.kb0 + 1;
+    for (; kb + 1 < w.kb1; kb += 2) {
+      step(kb);
+      step(kb + 1);
+    }
+    if (kb < w.kb1) {
+      step(kb);
+      wgmmaWait<0>();
+      retire<SJ>(base, smem, lane, peer, c0, acc[1], t1, prevStage, s1);
+    } else {
+      wgmmaWait<0>();
+      retire<SJ>(base, smem, lane, peer, c0, acc[1], t1, prevStage, s1);
+    }
+  }
+
   // Runs the main loop instantiated for the tile's split SJ (a multiple of
   // kSplitStep in [kSplitStep, kSplitAll]; WGRAD has none).
   template <int SJ = (WGRAD ? kSplitAll : kSplitStep)>
@@ -618,6 +713,9 @@ struct GemmSm90 {
 #endif
       mainloopPipelined<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
                             acc[0], stage, phase);
+    else if (kWavePipeline)
+      mainloopWaves<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
+                        acc, stage, phase);
 #ifdef BS_EXP_LEAN_ISSUE
     else if (true)
       mainloopLean<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts, acc,
@@ -675,7 +773,10 @@ struct GemmSm90 {
       if (p.splits > 1 && !splitKReduce(p, smem, w, wg, tid, acc))
         continue; // another split finishes this tile
 
-      epilogue(cBase, wg, tid, r0, c0, m0, n0, acc, tC);
+      if (kDirectEpi)
+        epilogueDirect(p, wg, r0, c0, m0, n0, acc);
+      else
+        epilogue(cBase, wg, tid, r0, c0, m0, n0, acc, tC);
     }
 
     if (kOrder && !kPipeline && wg == 0)
@@ -740,6 +841,40 @@ struct GemmSm90 {
     if (tid == 0)
       *counter = 0; // ready for the next launch
     return true;
+  }
+
+  // Experiment: C straight from the accumulator fragment (4 or 8 bytes per
+  // lane and row), clipped at M and N.
+  __device__ static void epilogueDirect(const GemmParams &p, int wg, int r0,
+                                        int c0, int m0, int n0,
+                                        const float (&acc)[kWaves][kAcc]) {
+#pragma unroll
+    for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = m0 + v * kWaveRows + wg * 64 + r0 + 8 * h;
+        if (row >= p.m)
+          continue;
+        char *rowPtr = static_cast<char *>(p.c) +
+                       static_cast<long long>(row) * p.ldc * kOutBytes;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = n0 + 8 * j + c0;
+          const float v0 = acc[v][4 * j + 2 * h], v1 = acc[v][4 * j + 2 * h + 1];
+          if (col + 1 < p.n) {
+            if (OUT_F32)
+              *reinterpret_cast<float2 *>(rowPtr + col * 4) = make_float2(v0, v1);
+            else
+              *reinterpret_cast<u32 *>(rowPtr + col * 2) = packBf16x2(v0, v1);
+          } else if (col < p.n) {
+            if (OUT_F32)
+              *reinterpret_cast<float *>(rowPtr + col * 4) = v0;
+            else
+              *reinterpret_cast<unsigned short *>(rowPtr + col * 2) =
+                  static_cast<unsigned short>(packBf16x2(v0, v1) & 0xffffu);
+          }
+        }
+      }
   }
 
   __device__ static void epilogue(u32 cBase0, int wg, int tid, int r0, int c0,
