@@ -550,11 +550,13 @@ struct GemmSm90 {
       for (int v = 0; v < kWaves; ++v) {
         float t[kAcc];
         const u32 dAv = dA + static_cast<u32>((v * kWaveRows * BK) >> 4);
+        orderBefore(wg);
         wgmmaFence();
 #pragma unroll
         for (int kk = 0; kk < BK / 32; ++kk)
           WgmmaFp8<BN>::mma(t, desc(dAv + 2 * kk), desc(dB + 2 * kk), kk > 0);
         wgmmaCommit();
+        orderAfter(wg);
         const float sa0v = sa[v * kWaveRows], sa1v = sa[v * kWaveRows + 8];
         BlockScales sc;
         if (WGRAD) {
