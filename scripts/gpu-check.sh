@@ -328,7 +328,7 @@ exp_check() {
   run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2 $d
   run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2112 --k 1040 --force-tile bm=256,bn=128,cluster=2 --form dgrad $d
   run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2 --form wgrad $d
-  run 120 $GEN --run --debug-hang --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate --force-tile bm=256,bn=128,cluster=2 $d
+  run 120 $GEN --run --debug-hang --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate --force-tile bm=256,bn=64,cluster=2 $d
 }
 
 # ncu stall reasons and L2 traffic of single CTAs against CTA pairs (bn 128).

@@ -443,8 +443,6 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
   p.sb = s.wgrad() ? nullptr : a.sb;
   p.sbStrideK = sbK;
   p.sbStrideN = sbN;
-  p.c = a.c;
-  p.ldc = ldc;
   if (p.splits > 1) {
     size_t need = gemmWorkspaceBytes(s, launch, m, n, k);
     void *ws = a.workspace;

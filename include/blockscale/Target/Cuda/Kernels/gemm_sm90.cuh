@@ -55,37 +55,12 @@ __host__ __device__ constexpr int constGcd(int a, int b) {
   return b == 0 ? a : constGcd(b, a % b);
 }
 
-// Stages that fit the shared memory of `stages` stages plus the epilogue
-// staging once the staging is gone (the BS_EXP_DIRECT_EPI experiment).
-__host__ __device__ constexpr int stagesWithoutStaging(int bm, int bn,
-                                                       int stages, int ob,
-                                                       bool wgrad) {
-  int s = stages;
-  while (gemmSmemBytes(bm, bn, s + 1, ob, wgrad) - bm * bn * ob <=
-         gemmSmemBytes(bm, bn, stages, ob, wgrad))
-    ++s;
-  return s;
-}
-
 template <int BM_, int BN_, int STAGES_, bool WGRAD_, bool OUT_F32_,
           bool ACCUMULATE_, int CLUSTER_ = 1>
 struct GemmSm90 {
-  static constexpr int BM = BM_, BN = BN_, BK = 128;
+  static constexpr int BM = BM_, BN = BN_, BK = 128, STAGES = STAGES_;
   static constexpr bool WGRAD = WGRAD_, OUT_F32 = OUT_F32_;
   static constexpr bool ACCUMULATE = ACCUMULATE_;
-  // Experiment: the epilogue stores C from registers (no staging), and the
-  // ring takes as many stages as fit the shared memory the host sized for
-  // STAGES_ stages with staging.
-#ifdef BS_EXP_DIRECT_EPI
-  static constexpr bool kDirectEpi = !ACCUMULATE_;
-#else
-  static constexpr bool kDirectEpi = false;
-#endif
-  static constexpr int kHostSmem =
-      gemmSmemBytes(BM_, BN_, STAGES_, OUT_F32_ ? 4 : 2, WGRAD_);
-  static constexpr int STAGES =
-      kDirectEpi ? stagesWithoutStaging(BM_, BN_, STAGES_, OUT_F32_ ? 4 : 2, WGRAD_)
-                 : STAGES_;
   static constexpr int CLUSTER = CLUSTER_;
   static_assert(CLUSTER == 1 || CLUSTER == 2, "pairs of CTAs at most");
   static_assert(BM == 64 || BM == 128 || BM == 256,
@@ -126,13 +101,13 @@ struct GemmSm90 {
   static constexpr int kOffA = 0;
   static constexpr int kOffB = kOffA + STAGES * kABytes;
   static constexpr int kOffC = kOffB + STAGES * kBBytes;
-  static constexpr int kOffSA = kOffC + (kDirectEpi ? 0 : BM * BN * kOutBytes);
+  static constexpr int kOffSA = kOffC + BM * BN * kOutBytes;
   static constexpr int kOffSB = kOffSA + STAGES * BM * 4;
   static constexpr int kOffBar = kOffSB + (WGRAD ? STAGES * kSBStage : 0);
   static constexpr int kOffFlag = kOffBar + STAGES * 16;
   static constexpr int kSmemBytes = 1024 + kOffFlag + 16;
-  static_assert(kDirectEpi ? kSmemBytes <= kHostSmem
-                           : kSmemBytes == kHostSmem,
+  static_assert(kSmemBytes ==
+                    gemmSmemBytes(BM, BN, STAGES, kOutBytes, WGRAD),
                 "host and device disagree on the shared-memory layout");
   static_assert(kSmemBytes <= 232448, "exceeds 227 KB of shared memory");
 
@@ -149,27 +124,13 @@ struct GemmSm90 {
   static constexpr bool kPipeline = BN <= 128 && CLUSTER == 1 && kWaves == 1;
 #endif
 
-  // Experiment: with two waves and BN <= 96, the four BN/2-float arrays
-  // (two accumulators, two temporaries) fit, so each warpgroup keeps one
-  // wave's wgmmas in flight while it promotes the other wave.
-#ifdef BS_EXP_WAVE_PIPE
-  static constexpr bool kWavePipeline = kWaves == 2 && BN <= 96;
-#else
-  static constexpr bool kWavePipeline = false;
-#endif
-
   static constexpr u32 kTxBytes =
       kABytes + kBBytes + BM * 4 + (WGRAD ? BN * 4 : 0);
 
   // Register budgets after setmaxnreg: the producer needs few; the consumers
   // hold two BN/2-float accumulators. Totals stay within 64K registers.
-#ifdef BS_EXP_REGS240
-  static constexpr int kProducerRegs = 24;
-  static constexpr int kConsumerRegs = 240;
-#else
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = kConsumers == 2 ? 232 : 240;
-#endif
 
   struct Unit {
     int mb, nb, split, tile, kb0, kb1;
@@ -214,13 +175,11 @@ struct GemmSm90 {
     const u32 base = (rawAddr + 1023u) & ~1023u;
     unsigned char *smem = smemRaw + (base - rawAddr);
 
-#ifdef BS_EXP_LEAN_ISSUE
-    // Warp-uniform as far as ptxas can tell, so that the role branch and
-    // what depends on the warpgroup index may use the uniform datapath.
+    // Warp-uniform as far as ptxas can tell (a shuffle from lane 0), so that
+    // the role branch and the descriptors that depend on the warpgroup index
+    // may live on the uniform datapath; measured with the main loop below
+    // (2026-12-03 run 57).
     const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
-#else
-    const int wg = threadIdx.x / 128;
-#endif
     const int tid = threadIdx.x % 128;
     const int units = numUnits(p);
     const int rank = CLUSTER > 1 ? static_cast<int>(clusterCtaRank()) : 0;
@@ -438,90 +397,49 @@ struct GemmSm90 {
       release(base, stage, lane, peer);
   }
 
-  // Experiment (BS_EXP_ORDER): the two consumer warpgroups take turns to
-  // issue their wgmma groups (named barriers 3 and 4, each a warpgroup's
-  // turn), as cuBLASLt's loop does; warpgroup 1 grants warpgroup 0 the
-  // first turn, and warpgroup 0 takes the spare grant at the end.
-#ifdef BS_EXP_ORDER
-  static constexpr bool kOrder = kConsumers == 2;
-#else
-  static constexpr bool kOrder = false;
-#endif
-  __device__ __forceinline__ static void orderBefore(int wg) {
-    if (kOrder)
+  // Turn-taking: with BM = 256 the two consumer warpgroups issue their
+  // wgmma groups in turns (named barriers 3 and 4, one per warpgroup's
+  // turn), as cuBLASLt's loop does; warpgroup 1 grants warpgroup 0 the first
+  // turn and warpgroup 0 takes the spare grant at the end. Measured on
+  // 256-row tiles against the free-running loop (2026-12-03 run 58):
+  // +5-9 % for K >= 4096, neutral at K = 2048, -1.5 % at K = 1536 and -4 %
+  // at K = 512, so it is on from 32 K-blocks per work unit (a run-time
+  // choice: the kernel serves every K). With BM = 128 and BN = 192 it lost
+  // 1-4 % (wgrad and 4096x2112x7168), so those tiles run free; wgrad never
+  // uses it (not measured at BM = 256).
+  static constexpr bool kTurnTiles = BM == 256 && !WGRAD && !kPipeline;
+  __device__ __forceinline__ static bool takeTurns(const GemmParams &p) {
+    return kTurnTiles && p.kBlocks >= 32 * p.splits;
+  }
+  __device__ __forceinline__ static void turnBegin(bool turns, int wg) {
+    if (turns)
       namedBarSync(3 + wg, 256);
   }
-  __device__ __forceinline__ static void orderAfter(int wg) {
-    if (kOrder)
+  __device__ __forceinline__ static void turnEnd(bool turns, int wg) {
+    if (turns)
       asm volatile("bar.arrive %0, 256;" ::"r"(3 + (wg ^ 1)) : "memory");
   }
 
   // One K-block at a time: wgmma, wait, promote (per wave). The other
   // consumer warpgroup's wgmmas fill the tensor cores during this one's
-  // promotion.
+  // promotion. The issue is kept compact: descriptors are a per-kernel base
+  // plus constant stage and wave offsets in their low word (with the
+  // warp-uniform warpgroup index they stay in uniform registers), the B
+  // scale pointers step once per K-block, and every scale load goes before
+  // the wgmmas. Against descriptors rebuilt from 64-bit addresses around each
+  // wgmma: 210 instead of 269 SASS instructions per K-block (run 55) and
+  // +3 to +14 % on every issue-3 target (run 57: geomean 1.130 against
+  // 1.052 vs cuBLASLt).
   template <int SJ>
   __device__ __forceinline__ static void
   mainloopSimple(const GemmParams &p, u32 base, const unsigned char *smem,
                  const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
                  const Unit &w, const TileScales &ts,
                  float (&acc)[kWaves][kAcc], int &stage, u32 &phase) {
-    for (int kb = w.kb0; kb < w.kb1; ++kb) {
-      mbarWait(fullBar(base, stage), phase);
-#ifdef BS_EXP_NO_PROMOTE
-      // Experiment: accumulate every K-block in the tensor core, unscaled
-      // (wrong results; measures what the promotion costs).
-#pragma unroll
-      for (int v = 0; v < kWaves; ++v)
-        issue(base, stage, wg, v, acc[v], kb > w.kb0);
-      wgmmaWait<0>();
-#pragma unroll
-      for (int v = 0; v < kWaves; ++v)
-#pragma unroll
-        for (int i = 0; i < kAcc; ++i)
-          fenceOperand(acc[v][i]);
-      release(base, stage, lane, peer);
-      advance(stage, phase);
-      continue;
-#endif
-#pragma unroll
-      for (int v = 0; v < kWaves; ++v) {
-        float t[kAcc];
-        orderBefore(wg);
-        issue(base, stage, wg, v, t);
-        orderAfter(wg);
-        // Scale loads overlap the asynchronous wgmma.
-        const BlockScales s =
-            loadScales(p, sSA, stage, wg, r0 + v * kWaveRows, kb, ts);
-        wgmmaWait<0>();
-        if (v == kWaves - 1) {
-          // The stage's last reader: free it (see retire).
-          retire<SJ>(base, smem, lane, peer, c0, acc[v], t, stage, s);
-        } else {
-#pragma unroll
-          for (int i = 0; i < kAcc; ++i)
-            fenceOperand(t[i]);
-          promote<SJ>(acc[v], t, s, smem, stage, c0);
-        }
-      }
-      advance(stage, phase);
-    }
-  }
-
-  // Experiment (BS_EXP_LEAN_ISSUE): mainloopSimple with the wgmma issue kept
-  // compact: descriptors from a per-tile base plus constant offsets (the
-  // warpgroup index made warp-uniform so that they can stay in uniform
-  // registers), the B scale pointer stepped per K-block, and every scale
-  // load issued before the wgmmas instead of between them.
-  template <int SJ>
-  __device__ __forceinline__ static void
-  mainloopLean(const GemmParams &p, u32 base, const unsigned char *smem,
-               const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
-               const Unit &w, const TileScales &ts,
-               float (&acc)[kWaves][kAcc], int &stage, u32 &phase) {
-    const int wgU = __shfl_sync(0xffffffffu, wg, 0);
+    const bool turns = takeTurns(p);
     // Only the low word of a descriptor (address / 16) changes: 32-bit adds,
     // the constant high word joined at the wgmma.
-    const u32 dA0 = static_cast<u32>(smemDescSw128(base + kOffA + wgU * 64 * BK));
+    const u32 dA0 = static_cast<u32>(smemDescSw128(base + kOffA + wg * 64 * BK));
     const u32 dB0 = static_cast<u32>(smemDescSw128(base + kOffB));
     const u32 dHi = static_cast<u32>(smemDescSw128(0) >> 32);
     auto desc = [&](u32 lo) {
@@ -545,18 +463,44 @@ struct GemmSm90 {
       mbarWait(fullBar(base, stage), phase);
       const u32 dA = dA0 + static_cast<u32>(stage * (kABytes >> 4));
       const u32 dB = dB0 + static_cast<u32>(stage * (kBBytes >> 4));
+#ifdef BS_EXP_NO_PROMOTE
+      // Experiment: accumulate every K-block in the tensor core, unscaled
+      // (wrong results; measures what the promotion costs).
+#pragma unroll
+      for (int v = 0; v < kWaves; ++v) {
+        const u32 dAv = dA + static_cast<u32>((v * kWaveRows * BK) >> 4);
+        wgmmaFence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 32; ++kk)
+          WgmmaFp8<BN>::mma(acc[v], desc(dAv + 2 * kk), desc(dB + 2 * kk),
+                            kk > 0 || kb > w.kb0);
+        wgmmaCommit();
+      }
+      wgmmaWait<0>();
+#pragma unroll
+      for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i)
+          fenceOperand(acc[v][i]);
+      release(base, stage, lane, peer);
+      advance(stage, phase);
+      continue;
+#endif
       const float *sa = sa0 + stage * BM;
 #pragma unroll
       for (int v = 0; v < kWaves; ++v) {
         float t[kAcc];
         const u32 dAv = dA + static_cast<u32>((v * kWaveRows * BK) >> 4);
-        orderBefore(wg);
+        turnBegin(turns, wg);
         wgmmaFence();
 #pragma unroll
         for (int kk = 0; kk < BK / 32; ++kk)
+          // Advancing the start address by 32 bytes selects the next k32
+          // slice inside the swizzled 128-byte rows (the hardware applies
+          // the XOR pattern to the final address).
           WgmmaFp8<BN>::mma(t, desc(dAv + 2 * kk), desc(dB + 2 * kk), kk > 0);
         wgmmaCommit();
-        orderAfter(wg);
+        turnEnd(turns, wg);
         const float sa0v = sa[v * kWaveRows], sa1v = sa[v * kWaveRows + 8];
         BlockScales sc;
         if (WGRAD) {
@@ -571,6 +515,7 @@ struct GemmSm90 {
         }
         wgmmaWait<0>();
         if (v == kWaves - 1) {
+          // The stage's last reader: free it (see retire).
           retire<SJ>(base, smem, lane, peer, c0, acc[v], t, stage, sc);
         } else {
 #pragma unroll
@@ -637,62 +582,6 @@ struct GemmSm90 {
     }
   }
 
-  // Two waves, pipelined: wave 0 of block k runs while wave 1 of block k-1
-  // is promoted, and wave 1 of block k while wave 0 of block k is, so this
-  // warpgroup always has one wgmma group in flight. Each wave keeps its
-  // temporary (t0, t1), so the roles never swap and no unrolling is needed.
-  template <int SJ>
-  __device__ __forceinline__ static void
-  mainloopWaves(const GemmParams &p, u32 base, const unsigned char *smem,
-                const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
-                const Unit &w, const TileScales &ts,
-                float (&acc)[kWaves][kAcc], int &stage, u32 &phase) {
-    float t0[kAcc], t1[kAcc];
-    mbarWait(fullBar(base, stage), phase);
-    issue(base, stage, wg, 0, t0);
-    const BlockScales f0 = loadScales(p, sSA, stage, wg, r0, w.kb0, ts);
-    issue(base, stage, wg, 1, t1);
-    BlockScales s1 = loadScales(p, sSA, stage, wg, r0 + kWaveRows, w.kb0, ts);
-    wgmmaWait<1>(); // wave 0
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i)
-      fenceOperand(t0[i]);
-    promote<SJ>(acc[0], t0, f0, smem, stage, c0);
-    int prevStage = stage;
-    advance(stage, phase);
-    auto step = [&](int kb) {
-      mbarWait(fullBar(base, stage), phase);
-      issue(base, stage, wg, 0, t0);
-      const BlockScales s0 = loadScales(p, sSA, stage, wg, r0, kb, ts);
-      wgmmaWait<1>(); // wave 1 of the previous block, its stage's last reader
-      retire<SJ>(base, smem, lane, peer, c0, acc[1], t1, prevStage, s1);
-      issue(base, stage, wg, 1, t1);
-      s1 = loadScales(p, sSA, stage, wg, r0 + kWaveRows, kb, ts);
-      wgmmaWait<1>(); // wave 0 of this block
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i)
-        fenceOperand(t0[i]);
-      promote<SJ>(acc[0], t0, s0, smem, stage, c0);
-      prevStage = stage;
-      advance(stage, phase);
-    };
-    // Pairs of blocks and a tail with both outcomes, like mainloopPipelined:
-    // written as one loop over single blocks, ptxas serializes the wgmmas.
-    int kb = w.kb0 + 1;
-    for (; kb + 1 < w.kb1; kb += 2) {
-      step(kb);
-      step(kb + 1);
-    }
-    if (kb < w.kb1) {
-      step(kb);
-      wgmmaWait<0>();
-      retire<SJ>(base, smem, lane, peer, c0, acc[1], t1, prevStage, s1);
-    } else {
-      wgmmaWait<0>();
-      retire<SJ>(base, smem, lane, peer, c0, acc[1], t1, prevStage, s1);
-    }
-  }
-
   // Runs the main loop instantiated for the tile's split SJ (a multiple of
   // kSplitStep in [kSplitStep, kSplitAll]; WGRAD has none).
   template <int SJ = (WGRAD ? kSplitAll : kSplitStep)>
@@ -715,14 +604,6 @@ struct GemmSm90 {
 #endif
       mainloopPipelined<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
                             acc[0], stage, phase);
-    else if (kWavePipeline)
-      mainloopWaves<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
-                        acc, stage, phase);
-#ifdef BS_EXP_LEAN_ISSUE
-    else if (true)
-      mainloopLean<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts, acc,
-                       stage, phase);
-#endif
     else
       mainloopSimple<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
                          acc, stage, phase);
@@ -747,8 +628,9 @@ struct GemmSm90 {
     float acc[kWaves][kAcc];
     int stage = 0;
     u32 phase = 0;
-    if (kOrder && !kPipeline && wg == 1)
-      orderAfter(wg); // warpgroup 0 goes first
+    const bool turns = takeTurns(p);
+    if (wg == 1)
+      turnEnd(turns, wg); // warpgroup 0 goes first
 
     for (int u = first; u < units; u += stride) {
       Unit w = decode(p, u, rank);
@@ -775,14 +657,11 @@ struct GemmSm90 {
       if (p.splits > 1 && !splitKReduce(p, smem, w, wg, tid, acc))
         continue; // another split finishes this tile
 
-      if (kDirectEpi)
-        epilogueDirect(p, wg, r0, c0, m0, n0, acc);
-      else
-        epilogue(cBase, wg, tid, r0, c0, m0, n0, acc, tC);
+      epilogue(cBase, wg, tid, r0, c0, m0, n0, acc, tC);
     }
 
-    if (kOrder && !kPipeline && wg == 0)
-      orderBefore(wg); // the grant warpgroup 1 gave after its last issue
+    if (wg == 0)
+      turnBegin(turns, wg); // the grant warpgroup 1 gave after its last issue
     // Shared memory must stay alive until the last TMA store has read it.
     if (tid == 0)
       bulkWait0();
@@ -843,40 +722,6 @@ struct GemmSm90 {
     if (tid == 0)
       *counter = 0; // ready for the next launch
     return true;
-  }
-
-  // Experiment: C straight from the accumulator fragment (4 or 8 bytes per
-  // lane and row), clipped at M and N.
-  __device__ static void epilogueDirect(const GemmParams &p, int wg, int r0,
-                                        int c0, int m0, int n0,
-                                        const float (&acc)[kWaves][kAcc]) {
-#pragma unroll
-    for (int v = 0; v < kWaves; ++v)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = m0 + v * kWaveRows + wg * 64 + r0 + 8 * h;
-        if (row >= p.m)
-          continue;
-        char *rowPtr = static_cast<char *>(p.c) +
-                       static_cast<long long>(row) * p.ldc * kOutBytes;
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-          const int col = n0 + 8 * j + c0;
-          const float v0 = acc[v][4 * j + 2 * h], v1 = acc[v][4 * j + 2 * h + 1];
-          if (col + 1 < p.n) {
-            if (OUT_F32)
-              *reinterpret_cast<float2 *>(rowPtr + col * 4) = make_float2(v0, v1);
-            else
-              *reinterpret_cast<u32 *>(rowPtr + col * 2) = packBf16x2(v0, v1);
-          } else if (col < p.n) {
-            if (OUT_F32)
-              *reinterpret_cast<float *>(rowPtr + col * 4) = v0;
-            else
-              *reinterpret_cast<unsigned short *>(rowPtr + col * 2) =
-                  static_cast<unsigned short>(packBf16x2(v0, v1) & 0xffffu);
-          }
-        }
-      }
   }
 
   __device__ static void epilogue(u32 cBase0, int wg, int tid, int r0, int c0,

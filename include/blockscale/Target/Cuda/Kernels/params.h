@@ -31,10 +31,6 @@ struct GemmParams {
   // leaves it zero).
   float *workspace;
   int *counters;
-  // C itself (row stride ldc elements), for epilogues that store from
-  // registers instead of through shared memory and TMA.
-  void *c;
-  long long ldc;
 };
 
 // Split-K workspace layout: a fixed block of counters first, then the
