@@ -85,7 +85,9 @@ TEST(TileModel, AgreesWithMeasuredOrderOnTheH200) {
 // Two 64-row waves per warpgroup (bm = 256, bn = 128) against the selected
 // bm = 128 tiles, same run (bench/notes/2026-12-02-run40-bm256.log): faster
 // for the large forward GEMMs, slower where 256-row tiles leave SMs idle
-// (4096x2112x7168: 272 tiles on 132 SMs) and for wgrad.
+// (4096x2112x7168: 272 tiles on 132 SMs); with the compact wgmma issue
+// also faster for wgrad with K = 16384 (bench/notes/2026-12-03-run60-*:
+// 2.107 / 2.078 in pairs against 2.174 ms for bm = 128, bn = 192).
 TEST(TileModel, WavesWhereTheH200MeasuredThemFaster) {
   DeviceModel d;
   struct Case {
@@ -97,7 +99,8 @@ TEST(TileModel, WavesWhereTheH200MeasuredThemFaster) {
       {{4096, 24576, 1536, false, 2, false}, 256},
       {{4096, 32768, 512, false, 2, false}, 256},
       {{4096, 2112, 7168, false, 2, false}, 128},
-      {{14336, 4096, 16384, true, 2, false}, 128},
+      {{14336, 4096, 16384, true, 2, false}, 256},
+      {{4096, 14336, 16384, true, 2, false}, 256},
       {{128, 7168, 16384, false, 2, false}, 128},
   };
   for (const Case &c : cases) {
@@ -108,9 +111,10 @@ TEST(TileModel, WavesWhereTheH200MeasuredThemFaster) {
 }
 
 // bm = 256 tiles in CTA pairs sharing A (cluster = 2) against the same tile
-// alone, round-robin in one run (bench/notes/2026-12-03-run47-*, three
-// rounds; run 45, two rounds): faster with K >= 4096, slower at K = 512;
-// never chosen for wgrad, N = 2112 or bm = 128.
+// alone, after the compact wgmma issue (bench/notes/2026-12-03-run60-*):
+// faster with K >= 4096, slower at K <= 2048 (4096x24576x1536 0.297 against
+// 0.290 ms, 4096x7168x2048 0.110 against 0.107); never chosen for N = 2112
+// or bm = 128.
 TEST(TileModel, WavePairsWhereTheH200MeasuredThemFaster) {
   DeviceModel d;
   struct Case {
@@ -121,8 +125,10 @@ TEST(TileModel, WavePairsWhereTheH200MeasuredThemFaster) {
       {{4096, 4096, 7168, false, 2, false}, 256, 2},
       {{8192, 8192, 8192, false, 2, false}, 256, 2},
       {{4096, 32768, 512, false, 2, false}, 256, 1},
+      {{4096, 24576, 1536, false, 2, false}, 256, 1},
+      {{4096, 7168, 2048, false, 2, false}, 256, 1},
       {{4096, 2112, 7168, false, 2, false}, 128, 1},
-      {{14336, 4096, 16384, true, 2, false}, 128, 1},
+      {{14336, 4096, 16384, true, 2, false}, 256, 2},
       {{128, 7168, 16384, false, 2, false}, 128, 1},
   };
   for (const Case &c : cases) {

@@ -64,19 +64,20 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
     // loop: fitted to 2026-12-02 run 40 at bn = 128 against the selected
     // bm = 128 tiles in the same run: 0.90 of two bm = 128 K-blocks at
     // bn = 128 for forward GEMMs (990 vs 943 TFLOP/s on 4096x7168x16384,
-    // 971 vs 934 on 16384x14336x4096, 934 vs 886 on 4096x24576x1536). Not
-    // for wgrad (see rankTiles).
+    // 971 vs 934 on 16384x14336x4096, 934 vs 886 on 4096x24576x1536);
+    // used for wgrad as well (see rankTiles).
     kbClk = wave256Clk;
-    // In CTA pairs sharing A by multicast (cluster = 2), fitted to the same
-    // tile without pairs in 2026-12-03 run 47 (three rounds, 18 shapes) and
-    // run 45 (two rounds): 1-4 % faster with K >= 4096, 0-4 % at K = 1536,
-    // 1 % slower at K = 512: a K-block costs 0.969 of a single CTA's, each
-    // unit 0.175 K-blocks more (the two CTAs start together). The fit
-    // predicts 2 % faster at K = 2048, where run 47 measured -1.3 % on
-    // 4096x7168x2048 (rounds 941 / 846 / 919 against 913 / 900 / 915) and
-    // +1.8 % on dgrad 4096x7168x2048.
+    // In CTA pairs sharing A by multicast (cluster = 2), refitted after the
+    // compact wgmma issue (2026-12-03 run 60, the same tile with and without
+    // pairs on 18 shapes): pairs/single 1.025 at K = 1536 and 2048 (1.010 on
+    // dgrad 4096x7168x2048), 0.986 at K = 4096, 0.982 at 7168, 0.979 at
+    // 8192, 0.957-0.997 at 14336-16384: a K-block costs 0.967 of a single
+    // CTA's and each unit 0.85 K-blocks more (the two CTAs start together
+    // and wait for each other's stages), so pairs pay from about 32
+    // K-blocks on. (The fit before the compact issue, 0.969 and 0.175 from
+    // runs 45 and 47, chose pairs from K = 1536.)
     if (c.cluster == 2)
-      kbClk *= 0.969;
+      kbClk *= 0.967;
   } else if (c.bm == 128)
     kbClk = c.bn <= 128 && c.cluster == 1 ? pipelined128 : 500.0 + 3.44 * c.bn;
   else
@@ -85,7 +86,7 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   // warps; the pipeline refills at the start of every CTA.
   double epiClk = 600 + c.bm * c.bn * p.outBytes / 64.0;
   if (c.bm == 256 && c.cluster == 2)
-    epiClk += 0.175 * wave256Clk;
+    epiClk += 0.85 * wave256Clk;
   if (c.splits > 1) // partial write + flag + (last CTA) read of the others
     epiClk += 1500 + c.bm * c.bn * 4.0 * 2 / 64.0;
   double fillClk = 2500;
@@ -118,11 +119,12 @@ std::vector<TileChoice> blockscale::rankTiles(const GemmProblem &p,
     for (int bn : bns) {
       if (!isValidTile(bm, bn))
         continue;
-      // Waves measured no faster for wgrad, whose promotion reads
-      // per-column B scales from shared memory: 847 vs 863 TFLOP/s on
-      // 14336x4096x16384 (run 40), 758 vs 812 on 7168x2048x4096 (run 41).
-      if (bm == 256 && p.wgrad)
-        continue;
+      // Waves are offered for wgrad too since the compact wgmma issue:
+      // 2026-12-03 run 60 timed bm = 256, bn = 128 at 2.107 ms against 2.174
+      // for the planner's bm = 128, bn = 192 on 14336x4096x16384 (2.078 in
+      // pairs), 0.599 against 0.654 (bn = 128) on 4096x4096x16384, 2.157
+      // against 2.196 on 4096x14336x16384. (Runs 40 and 41, with the older
+      // loop, had them slower: 847 vs 863 TFLOP/s, 758 vs 812.)
       int64_t tiles = ceilDiv(p.m, bm) * ceilDiv(p.n, bn);
       // CTA pairs with A multicast (cluster = 2) measured 0.91-0.92x of
       // the same tile without on the H200 for bm = 128 (2026-12-02 run 13,

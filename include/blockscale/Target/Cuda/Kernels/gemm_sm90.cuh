@@ -407,7 +407,11 @@ struct GemmSm90 {
   // choice: the kernel serves every K). With BM = 128 and BN = 192 it lost
   // 1-4 % (wgrad and 4096x2112x7168), so those tiles run free; wgrad never
   // uses it (not measured at BM = 256).
+#ifdef BS_EXP_WGRAD_TURNS // experiment: turn-taking for wgrad as well
+  static constexpr bool kTurnTiles = BM == 256 && !kPipeline;
+#else
   static constexpr bool kTurnTiles = BM == 256 && !WGRAD && !kPipeline;
+#endif
   __device__ __forceinline__ static bool takeTurns(const GemmParams &p) {
     return kTurnTiles && p.kBlocks >= 32 * p.splits;
   }
