@@ -115,9 +115,10 @@ struct GemmSm90 {
   // runs) cost BN/2 more registers per thread: 3 * BN/2 + ~30 must stay under
   // the consumers' setmaxnreg budget, which holds up to BN = 128. Pairs
   // compile with it too (no spills since the peer's barrier address is
-  // mapped once per kernel) but ran no faster than with the simple loop
-  // (2026-12-02 run 34: 0.93x of single CTAs either way), so they keep the
-  // simple loop.
+  // mapped once per kernel); the run 34 timing that had them no faster
+  // compared one binary with itself (bench/RESULTS.md, tenth session), so
+  // whether bm = 128 pairs gain from it is open. They keep the simple loop
+  // (the planner offers pairs only at bm = 256).
 #ifdef BS_GEMM_NO_PIPELINE
   static constexpr bool kPipeline = false;
 #else
@@ -405,13 +406,9 @@ struct GemmSm90 {
   // +5-9 % for K >= 4096, neutral at K = 2048, -1.5 % at K = 1536 and -4 %
   // at K = 512, so it is on from 32 K-blocks per work unit (a run-time
   // choice: the kernel serves every K). With BM = 128 and BN = 192 it lost
-  // 1-4 % (wgrad and 4096x2112x7168), so those tiles run free; wgrad never
-  // uses it (not measured at BM = 256).
-#ifdef BS_EXP_WGRAD_TURNS // experiment: turn-taking for wgrad as well
-  static constexpr bool kTurnTiles = BM == 256 && !kPipeline;
-#else
+  // 1-4 % (wgrad and 4096x2112x7168), and wgrad at BM = 256 lost 0.5-3 %
+  // (run 61), so those run free.
   static constexpr bool kTurnTiles = BM == 256 && !WGRAD && !kPipeline;
-#endif
   __device__ __forceinline__ static bool takeTurns(const GemmParams &p) {
     return kTurnTiles && p.kBlocks >= 32 * p.splits;
   }
