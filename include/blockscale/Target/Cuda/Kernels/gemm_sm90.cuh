@@ -327,27 +327,6 @@ struct GemmSm90 {
   __device__ __forceinline__ static void issue(u32 base, int stage, int wg,
                                                int wave, float (&t)[kAcc],
                                                bool accumulate = false) {
-#ifdef BS_EXP_LEAN_PIPE
-    // Experiment: the simple loop's descriptor form (32-bit low words from
-    // a constant base, the constant high word joined at the wgmma).
-    const u32 dA = static_cast<u32>(smemDescSw128(base + kOffA)) +
-                   static_cast<u32>((stage * kABytes +
-                                     (wave * kWaveRows + wg * 64) * BK) >> 4);
-    const u32 dB = static_cast<u32>(smemDescSw128(base + kOffB)) +
-                   static_cast<u32>((stage * kBBytes) >> 4);
-    const u32 dHi = static_cast<u32>(smemDescSw128(0) >> 32);
-    auto desc = [&](u32 lo) {
-      u64 d;
-      asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"(dHi));
-      return d;
-    };
-    wgmmaFence();
-#pragma unroll
-    for (int kk = 0; kk < BK / 32; ++kk)
-      WgmmaFp8<BN>::mma(t, desc(dA + 2 * kk), desc(dB + 2 * kk),
-                        kk > 0 || accumulate);
-    wgmmaCommit();
-#else
     const u64 descA = smemDescSw128(base + kOffA + stage * kABytes +
                                     (wave * kWaveRows + wg * 64) * BK);
     const u64 descB = smemDescSw128(base + kOffB + stage * kBBytes);
@@ -360,7 +339,6 @@ struct GemmSm90 {
       WgmmaFp8<BN>::mma(t, descA + 2 * kk, descB + 2 * kk,
                         kk > 0 || accumulate);
     wgmmaCommit();
-#endif
   }
 
   // acc += t * scales: the FP32 promotion of one K-block. SJ is the first
