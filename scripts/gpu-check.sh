@@ -464,6 +464,10 @@ pair_sweep() {
   run 120 $GEN --run $dbg --iters 0 --m 300 --n 2112 --k 1024 --force-tile bm=256,bn=128,cluster=2
   run 120 $GEN --run $dbg --iters 0 --m 1000 --n 1040 --k 2944 --force-tile bm=256,bn=64,cluster=2 --out-dtype f32
   run 120 $GEN --run $dbg --iters 0 --m 512 --n 1024 --k 1024 --force-tile bm=256,bn=64,cluster=2 --form wgrad --out-dtype f32 --accumulate
+  # 256-row tiles taking turns (>= 32 K-blocks per unit): alone with tails,
+  # and split along K (65 K-blocks in 2 splits).
+  run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 4224 --force-tile bm=256,bn=128
+  run 120 $GEN --run $dbg --iters 0 --m 129 --n 1000 --k 8320 --force-tile bm=256,bn=64,splits=2
 }
 
 # Cast A/B: CAST_VARIANTS is a ';'-separated list of variants, each

@@ -423,8 +423,8 @@ struct GemmSm90 {
 
   // One K-block at a time: wgmma, wait, promote (per wave). The other
   // consumer warpgroup's wgmmas fill the tensor cores during this one's
-  // promotion. The issue is kept compact: descriptors are a per-kernel base
-  // plus constant stage and wave offsets in their low word (with the
+  // promotion. The issue is kept compact: descriptors are a base computed
+  // once per tile plus stage and wave offsets in their low word (with the
   // warp-uniform warpgroup index they stay in uniform registers), the B
   // scale pointers step once per K-block, and every scale load goes before
   // the wgmmas. Against descriptors rebuilt from 64-bit addresses around each
