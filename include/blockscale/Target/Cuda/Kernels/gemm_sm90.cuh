@@ -302,25 +302,34 @@ struct GemmSm90 {
   static constexpr int kSplitStep = constGcd(BN, 128) / 8;
   static constexpr int kSplitAll = BN / 8; // the whole tile in one block
 
+  // The A scales of rows r0 and r0 + 8 times the block's B scales lo / hi
+  // (wgrad: the A scales alone).
   __device__ __forceinline__ static BlockScales
-  loadScales(const GemmParams &p, const float *sSA, int stage, int wg, int r0,
-             int kb, const TileScales &ts) {
-    const float *sa = sSA + stage * BM + wg * 64;
-    const float sa0 = sa[r0], sa1 = sa[r0 + 8];
+  blockScales(float sa0, float sa1, float lo, float hi) {
     BlockScales s;
     if (WGRAD) {
       s.lo0 = sa0;
       s.lo1 = sa1;
       s.hi0 = s.hi1 = 0.f;
     } else {
-      const float lo = __ldg(ts.sb0 + static_cast<long long>(kb) * p.sbStrideK);
-      const float hi = __ldg(ts.sb1 + static_cast<long long>(kb) * p.sbStrideK);
       s.lo0 = sa0 * lo;
       s.lo1 = sa1 * lo;
       s.hi0 = sa0 * hi;
       s.hi1 = sa1 * hi;
     }
     return s;
+  }
+
+  __device__ __forceinline__ static BlockScales
+  loadScales(const GemmParams &p, const float *sSA, int stage, int wg, int r0,
+             int kb, const TileScales &ts) {
+    const float *sa = sSA + stage * BM + wg * 64;
+    const float sa0 = sa[r0], sa1 = sa[r0 + 8];
+    if (WGRAD)
+      return blockScales(sa0, sa1, 0.f, 0.f);
+    const float lo = __ldg(ts.sb0 + static_cast<long long>(kb) * p.sbStrideK);
+    const float hi = __ldg(ts.sb1 + static_cast<long long>(kb) * p.sbStrideK);
+    return blockScales(sa0, sa1, lo, hi);
   }
 
   // The four k32 wgmmas of the K-block in `stage` into a fresh accumulator.
@@ -448,6 +457,18 @@ struct GemmSm90 {
       asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"(dHi));
       return d;
     };
+    // The four k32 wgmmas of one wave (A at dAv, B at dB) as one group.
+    auto issueWave = [&](float(&t)[kAcc], u32 dAv, u32 dB, bool accumulate) {
+      wgmmaFence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 32; ++kk)
+        // Advancing the start address by 32 bytes selects the next k32
+        // slice inside the swizzled 128-byte rows (the hardware applies the
+        // XOR pattern to the final address).
+        WgmmaFp8<BN>::mma(t, desc(dAv + 2 * kk), desc(dB + 2 * kk),
+                          kk > 0 || accumulate);
+      wgmmaCommit();
+    };
     const float *sa0 = sSA + wg * 64 + r0;
     const long long sbStep = p.sbStrideK;
     const float *sbLo = ts.sb0 + static_cast<long long>(w.kb0) * sbStep;
@@ -468,15 +489,9 @@ struct GemmSm90 {
       // Experiment: accumulate every K-block in the tensor core, unscaled
       // (wrong results; measures what the promotion costs).
 #pragma unroll
-      for (int v = 0; v < kWaves; ++v) {
-        const u32 dAv = dA + static_cast<u32>((v * kWaveRows * BK) >> 4);
-        wgmmaFence();
-#pragma unroll
-        for (int kk = 0; kk < BK / 32; ++kk)
-          WgmmaFp8<BN>::mma(acc[v], desc(dAv + 2 * kk), desc(dB + 2 * kk),
-                            kk > 0 || kb > w.kb0);
-        wgmmaCommit();
-      }
+      for (int v = 0; v < kWaves; ++v)
+        issueWave(acc[v], dA + static_cast<u32>((v * kWaveRows * BK) >> 4), dB,
+                  kb > w.kb0);
       wgmmaWait<0>();
 #pragma unroll
       for (int v = 0; v < kWaves; ++v)
@@ -491,29 +506,12 @@ struct GemmSm90 {
 #pragma unroll
       for (int v = 0; v < kWaves; ++v) {
         float t[kAcc];
-        const u32 dAv = dA + static_cast<u32>((v * kWaveRows * BK) >> 4);
         turnBegin(turns, wg);
-        wgmmaFence();
-#pragma unroll
-        for (int kk = 0; kk < BK / 32; ++kk)
-          // Advancing the start address by 32 bytes selects the next k32
-          // slice inside the swizzled 128-byte rows (the hardware applies
-          // the XOR pattern to the final address).
-          WgmmaFp8<BN>::mma(t, desc(dAv + 2 * kk), desc(dB + 2 * kk), kk > 0);
-        wgmmaCommit();
+        issueWave(t, dA + static_cast<u32>((v * kWaveRows * BK) >> 4), dB,
+                  false);
         turnEnd(turns, wg);
         const float sa0v = sa[v * kWaveRows], sa1v = sa[v * kWaveRows + 8];
-        BlockScales sc;
-        if (WGRAD) {
-          sc.lo0 = sa0v;
-          sc.lo1 = sa1v;
-          sc.hi0 = sc.hi1 = 0.f;
-        } else {
-          sc.lo0 = sa0v * lo;
-          sc.lo1 = sa1v * lo;
-          sc.hi0 = sa0v * hi;
-          sc.hi1 = sa1v * hi;
-        }
+        const BlockScales sc = blockScales(sa0v, sa1v, lo, hi);
         wgmmaWait<0>();
         if (v == kWaves - 1) {
           // The stage's last reader: free it (see retire).
