@@ -23,17 +23,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 import bench_gemm as bg  # noqa: E402
-from bench_gemm import _capi, tflops  # noqa: E402
-
-
-def kernel(form, M, N, K, tile, defines):
-    os.environ["BLOCKSCALE_EXP_DEFINES"] = defines
-    try:
-        desc = _capi.gemm_desc(form="wgrad" if form == "wgrad" else "fwd", m=-1, n=N,
-                               k=K, m_hint=M, force_tile=tile or None)
-        return _capi.GemmKernel(desc)
-    finally:
-        os.environ.pop("BLOCKSCALE_EXP_DEFINES", None)
+from bench_gemm import tflops  # noqa: E402
 
 
 def main():
@@ -67,7 +57,7 @@ def main():
         cur = lambda: torch.cuda.current_stream().cuda_stream  # the capture's
         variants = []
         for t, d in combos:
-            k = kernel(form, M, N, K, t, d)
+            k = bg.forced_kernel(form, M, N, K, t, d)
             ws = k.workspace_size(M)
             if ws > 64 << 20:
                 continue
@@ -78,10 +68,9 @@ def main():
             k.launch(ga, cur())
             torch.cuda.synchronize()
             err = ((out.float() - ref).norm() / refn).item()
-            info = k.info()
             variants.append({"tile": t, "defines": d, "kernel": k, "relerr": err, "ws": ws, "wbuf": wbuf,
-                             "info": info.split(" cache_key")[0],
-                             "key": info.split("cache_key=")[-1].split()[0], "ms": []})
+                             "info": k.info().split(" cache_key")[0], "key": bg.cache_key(k),
+                             "ms": []})
         # Different define sets must be different binaries: until 2026-12-03
         # the JIT's per-thread shortcut handed the previous kernel back for
         # the same tile, so that such A/B runs timed one kernel twice.

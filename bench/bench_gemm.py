@@ -137,6 +137,28 @@ def gemm_args(form, M, aq, as_, bq, bs, out):
     return args
 
 
+def forced_kernel(form, M, N, K, tile, defines=None):
+    """blockscale's kernel for `tile` ('' or None = the planner's choice) at
+    M (the M hint), N, K. With `defines` (a space-separated NVRTC define set,
+    '' for none) it is compiled with exactly those -D flags
+    (BLOCKSCALE_EXP_DEFINES, set for the request only); raises
+    _capi.BlockscaleError if the tile is refused."""
+    if defines is not None:
+        os.environ["BLOCKSCALE_EXP_DEFINES"] = defines
+    try:
+        desc = _capi.gemm_desc(form="wgrad" if form == "wgrad" else "fwd", m=-1, n=N,
+                               k=K, m_hint=M, force_tile=tile or None)
+        return _capi.GemmKernel(desc)
+    finally:
+        if defines is not None:
+            os.environ.pop("BLOCKSCALE_EXP_DEFINES", None)
+
+
+def cache_key(kernel):
+    """The binary's cache key (from its info line)."""
+    return kernel.info().split("cache_key=")[-1].split()[0]
+
+
 def run_shape(form, M, N, K, variants):
     torch.manual_seed(hash((form, M, N, K)) % 2**31)
     a, w, aq, as_, bq, bs, recipe_b = make_operands(form, M, N, K)
@@ -176,10 +198,8 @@ def run_shape(form, M, N, K, variants):
     if variants:
         best = None
         for cfg in variants:
-            desc = _capi.gemm_desc(form="wgrad" if form == "wgrad" else "fwd", m=-1, n=N,
-                                   k=K, m_hint=M, force_tile=cfg)
             try:
-                kern = _capi.GemmKernel(desc)
+                kern = forced_kernel(form, M, N, K, cfg)
             except _capi.BlockscaleError as e:
                 row.setdefault("variant_errors", []).append(f"{cfg}: {str(e)[:120]}")
                 continue

@@ -22,7 +22,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 import bench_gemm as bg  # noqa: E402
-from bench_gemm import _capi, tflops  # noqa: E402
+from bench_gemm import tflops  # noqa: E402
 
 
 def sustained(fn, seconds):
@@ -83,13 +83,8 @@ def main():
         out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
         for t in [t for t in args.tiles.split(";") if t]:
             tile, _, defines = t.partition("@")
-            os.environ["BLOCKSCALE_EXP_DEFINES"] = defines.replace(",", " ")
-            try:
-                k = _capi.GemmKernel(_capi.gemm_desc(form="fwd", m=-1, n=N, k=K, m_hint=M,
-                                                     force_tile=tile or None))
-            finally:
-                os.environ.pop("BLOCKSCALE_EXP_DEFINES", None)
-            t = f"{t} [{k.info().split('cache_key=')[-1].split()[0][:8]}]"
+            k = bg.forced_kernel(form, M, N, K, tile, defines.replace(",", " "))
+            t = f"{t} [{bg.cache_key(k)[:8]}]"
             ga = bg.gemm_args(form, M, aq, as_, bq, bs, out)
             cands.append((t, (lambda k, ga: lambda: k.launch(
                 ga, torch.cuda.current_stream().cuda_stream))(k, ga)))
