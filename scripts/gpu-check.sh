@@ -324,11 +324,8 @@ exp_check() {
   run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=128,bn=64,cluster=2,splits=3 $d
   run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2112 --k 1024 --force-tile bm=128,bn=128,cluster=2 $d
   run 120 $GEN --run --debug-hang --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate --force-tile bm=128,bn=128,cluster=2 $d
-  # The 256-row pairs the planner picks for large forward GEMMs.
-  run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2 $d
-  run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 2112 --k 1040 --force-tile bm=256,bn=128,cluster=2 --form dgrad $d
-  run 120 $GEN --run --debug-hang --iters 0 --m 300 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2 --form wgrad $d
-  run 120 $GEN --run --debug-hang --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate --force-tile bm=256,bn=64,cluster=2 $d
+  # The 256-row pairs the planner picks for large GEMMs, and turn-taking.
+  pair_sweep $d
 }
 
 # ncu stall reasons and L2 traffic of single CTAs against CTA pairs (bn 128).
@@ -452,22 +449,24 @@ release2() {
 
 # bm = 256 tiles in CTA pairs: as the planner picks them (tails in M and N,
 # an odd N-tile count leaving the last pair's second tile empty; dgrad),
-# forced for fwd and wgrad with tails, and for f32 and C += (bn = 64: a
-# 256x128 f32 tile's staging leaves no room for two stages).
+# forced for fwd, dgrad and wgrad with tails, and for f32 and C += (bn = 64:
+# a 256x128 f32 tile's staging leaves no room for two stages). Arguments
+# (e.g. exp_check's --define flags) go to every run.
 pair_sweep() {
   local dbg=--debug-hang f
-  run 120 $GEN --run $dbg --iters 0 --m 4000 --n 3968 --k 4000
-  run 120 $GEN --run $dbg --iters 0 --m 4000 --n 3968 --k 4000 --form dgrad
+  run 120 $GEN --run $dbg --iters 0 --m 4000 --n 3968 --k 4000 "$@"
+  run 120 $GEN --run $dbg --iters 0 --m 4000 --n 3968 --k 4000 --form dgrad "$@"
   for f in fwd wgrad; do
-    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2 --form $f
+    run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2 --form $f "$@"
   done
-  run 120 $GEN --run $dbg --iters 0 --m 300 --n 2112 --k 1024 --force-tile bm=256,bn=128,cluster=2
-  run 120 $GEN --run $dbg --iters 0 --m 1000 --n 1040 --k 2944 --force-tile bm=256,bn=64,cluster=2 --out-dtype f32
-  run 120 $GEN --run $dbg --iters 0 --m 512 --n 1024 --k 1024 --force-tile bm=256,bn=64,cluster=2 --form wgrad --out-dtype f32 --accumulate
+  run 120 $GEN --run $dbg --iters 0 --m 300 --n 2112 --k 1040 --force-tile bm=256,bn=128,cluster=2 --form dgrad "$@"
+  run 120 $GEN --run $dbg --iters 0 --m 300 --n 2112 --k 1024 --force-tile bm=256,bn=128,cluster=2 "$@"
+  run 120 $GEN --run $dbg --iters 0 --m 1000 --n 1040 --k 2944 --force-tile bm=256,bn=64,cluster=2 --out-dtype f32 "$@"
+  run 120 $GEN --run $dbg --iters 0 --m 512 --n 1024 --k 1024 --force-tile bm=256,bn=64,cluster=2 --form wgrad --out-dtype f32 --accumulate "$@"
   # 256-row tiles taking turns (>= 32 K-blocks per unit): alone with tails,
   # and split along K (65 K-blocks in 2 splits).
-  run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 4224 --force-tile bm=256,bn=128
-  run 120 $GEN --run $dbg --iters 0 --m 129 --n 1000 --k 8320 --force-tile bm=256,bn=64,splits=2
+  run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 4224 --force-tile bm=256,bn=128 "$@"
+  run 120 $GEN --run $dbg --iters 0 --m 129 --n 1000 --k 8320 --force-tile bm=256,bn=64,splits=2 "$@"
 }
 
 # Cast A/B: CAST_VARIANTS is a ';'-separated list of variants, each
