@@ -32,7 +32,8 @@ def main():
     p.add_argument("--tiles", default="", help="';'-separated force_tile configs ('' = planner); "
                    "'tile@D1,D2' times that tile with defines D1 D2 only")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--shapes", default="targets", help="targets | all")
+    p.add_argument("--shapes", default="targets",
+                   help="targets | all | a list like 128x7168x16384,wgrad:7168x2048x4096")
     p.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "ab_gemm.json"))
     args = p.parse_args()
     defines = args.defines.split(";")
@@ -42,7 +43,14 @@ def main():
     for t in tiles:
         tile, at, own = t.partition("@")
         combos += [(tile, own.replace(",", " "))] if at else [(t, d) for d in defines]
-    shapes = bg.TARGETS + (bg.EXTRA if args.shapes == "all" else [])
+    if args.shapes in ("targets", "all"):
+        shapes = bg.TARGETS + (bg.EXTRA if args.shapes == "all" else [])
+    else:  # "MxNxK,wgrad:MxNxK,..." (forward unless a form is given)
+        shapes = []
+        for item in args.shapes.split(","):
+            form, _, dims = item.rpartition(":")
+            M, N, K = (int(x) for x in dims.split("x"))
+            shapes.append((form or "fwd", M, N, K, None, None))
 
     bg.warm_up()
 

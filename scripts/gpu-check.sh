@@ -346,7 +346,8 @@ ncu_tiles() {
     timeout 200 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --print-details all \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
       --section SchedulerStats --section ComputeWorkloadAnalysis $GEN --run --no-check --iters 0 \
-      --m 4096 --n 7168 --k ${NCU_K:-16384} --force-tile ${t%@*} $d > "$OUT/ncu_$(echo "$t" | tr '=,@' '___').txt" 2>&1
+      --m ${NCU_M:-4096} --n ${NCU_N:-7168} --k ${NCU_K:-16384} --force-tile ${t%@*} $d \
+      > "$OUT/ncu_${NCU_M:-4096}x${NCU_N:-7168}x${NCU_K:-16384}_$(echo "$t" | tr '=,@' '___').txt" 2>&1
   done
 }
 
@@ -537,6 +538,11 @@ case "$mode" in
   casts_final) quant_sweep; quant_bench ;;
   cast_ab) cast_ab ;;
   pairs) pair_sweep ;;
+  small_m) # M = 128 GEMMs: where the time goes (2026-12-03 runs 69 and 71):
+    # the launch alone, no K loop (prologue, split-K, epilogue), no A loads,
+    # no operand loads (results are garbage for all but the first)
+    AB_DEFINES="${AB_DEFINES-;BS_EXP_EMPTY;BS_EXP_NO_MAIN;BS_EXP_NO_A_LOAD;BS_EXP_NO_TMA}" \
+      AB_SHAPES=${AB_SHAPES:-128x7168x16384,128x2112x7168,128x24576x1536,128x4096x7168} ab_gemm ;;
   casts_check) quant_sweep; python_tests; quant_bench; profile_casts ;;
   refresh) # casts checked both ways, the Python tests, then the layer and
     # JIT-latency benches of bench/RESULTS.md
