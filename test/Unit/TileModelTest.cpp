@@ -51,6 +51,30 @@ TEST(TileModel, RankingIsSorted) {
     EXPECT_LE(all[i - 1].predictedSeconds, all[i].predictedSeconds);
 }
 
+// HBM-bound tiles tie on the estimate; the tie goes to the fewest rounds of
+// work units per CTA (2026-12-03 run 71: M = 128, N = 24576, K = 1536 at
+// 13.35 us with bn = 192, one unit per CTA, against 14.45 us with the bn = 96
+// that the first-listed tie gave before).
+TEST(TileModel, HbmBoundTiesGoToFewerUnitsPerCta) {
+  DeviceModel d;
+  GemmProblem p{128, 24576, 1536, false, 2, false};
+  std::vector<TileChoice> all = rankTiles(p, d);
+  ASSERT_GT(all.size(), 3u);
+  for (size_t i = 1; i < all.size(); ++i)
+    if (all[i - 1].predictedSeconds == all[i].predictedSeconds)
+      EXPECT_LE(all[i - 1].unitsPerCta, all[i].unitsPerCta) << all[i].str();
+  // Several tiles share the best estimate; the choice is the one-round one.
+  EXPECT_EQ(all[0].predictedSeconds, all[1].predictedSeconds);
+  TileChoice c = selectTile(p, d);
+  EXPECT_EQ(c.bn, 192) << c.str();
+  EXPECT_EQ(c.unitsPerCta, 1) << c.str();
+  // M = 128, N = 7168, K = 16384: the measured bn = 112 in 2 splits (one
+  // unit per CTA) stays ahead of the same tile in 4 splits (two).
+  TileChoice d7 = selectTile({128, 7168, 16384, false, 2, false}, d);
+  EXPECT_EQ(d7.bn, 112) << d7.str();
+  EXPECT_EQ(d7.splits, 2) << d7.str();
+}
+
 // The model must rank the measured configurations the way the H200 did
 // (bench/notes/2026-12-02-run12-bench_gemm.json and run 11's variants): a
 // refit that breaks one of these should come with new measurements.

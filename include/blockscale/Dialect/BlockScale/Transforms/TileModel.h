@@ -17,6 +17,7 @@ struct TileChoice {
   int bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128;
   int splits = 1, raster = 8;
   double predictedSeconds = 0; // model estimate, for reports
+  int64_t unitsPerCta = 0;     // rounds of work units of the busiest CTA
   std::string str() const;
 };
 

@@ -121,9 +121,6 @@ struct GemmSm90 {
   // (the planner offers pairs only at bm = 256).
 #ifdef BS_GEMM_NO_PIPELINE
   static constexpr bool kPipeline = false;
-#elif defined(BS_EXP_PAIR_PIPE)
-  // Experiment: the two-accumulator loop for pairs too (bm = 128).
-  static constexpr bool kPipeline = BN <= 128 && kWaves == 1;
 #else
   static constexpr bool kPipeline = BN <= 128 && CLUSTER == 1 && kWaves == 1;
 #endif
@@ -247,35 +244,7 @@ struct GemmSm90 {
 #ifdef BS_EXP_NO_MAIN
       continue;
 #endif
-#ifdef BS_EXP_L2_PF
-      // Experiment: B's K-blocks fetched into L2 BS_EXP_L2_PF blocks ahead of
-      // their shared-memory loads (more DRAM requests in flight than the
-      // ring's stages hold).
-      constexpr int kPf = BS_EXP_L2_PF;
-      for (int kb = w.kb0; kb < w.kb1 && kb < w.kb0 + kPf; ++kb)
-        tmaPrefetchL2_2d(tB, kb * BK, w.nb * BN);
-#endif
       for (int kb = w.kb0; kb < w.kb1; ++kb) {
-#ifdef BS_EXP_L2_PF
-        if (kb + kPf < w.kb1)
-          tmaPrefetchL2_2d(tB, (kb + kPf) * BK, w.nb * BN);
-#endif
-#ifdef BS_EXP_BATCH
-        // Experiment: wait until BS_EXP_BATCH stages are free and issue their
-        // loads back to back (adjacent 128-byte pieces of each B row reach
-        // DRAM together).
-        if ((kb - w.kb0) % BS_EXP_BATCH == 0) {
-          int s = stage;
-          u32 ph = phase;
-          for (int i = 1; i < BS_EXP_BATCH && kb + i < w.kb1; ++i) {
-            if (++s == STAGES) {
-              s = 0;
-              ph ^= 1;
-            }
-            mbarWait(emptyBar(base, s), ph ^ 1);
-          }
-        }
-#endif
         // The first pass over the ring waits on parity 1, which a fresh
         // barrier reports as complete.
         mbarWait(emptyBar(base, stage), phase ^ 1);
@@ -742,64 +711,10 @@ struct GemmSm90 {
                make_float4(acc[v][4 * i], acc[v][4 * i + 1], acc[v][4 * i + 2],
                            acc[v][4 * i + 3]));
     }
-    volatile int *flag = reinterpret_cast<volatile int *>(smem + kOffFlag) + wg;
-    int *counter = p.counters + w.tile * kConsumers + wg;
-#ifdef BS_EXP_SPLITK_FAST
-    // Experiment: one fence for the warpgroup (the barrier orders every
-    // thread's partial stores before thread 0's release fence and count),
-    // and the other splits' slabs read in halves, each loaded while the
-    // previous one is added.
-    namedBarSync(1 + wg, 128);
-    if (tid == 0) {
-      __threadfence();
-      const bool lastArrival = atomicAdd(counter, 1) == p.splits - 1;
-      if (lastArrival)
-        __threadfence();
-      *flag = lastArrival;
-    }
-    namedBarSync(1 + wg, 128);
-    if (*flag == 0)
-      return false;
-    if constexpr (kWaves == 1 && BN <= 112) { // (BN 128+: spills)
-      constexpr int kHalf = kAcc / 8; // float4 per half slab
-      float4 b0[kHalf], b1[kHalf];
-      auto next = [&](int s) { return s + 1 == w.split ? s + 2 : s + 1; };
-      auto load = [&](float4(&b)[kHalf], int s, int h) {
-        const float4 *other =
-            reinterpret_cast<const float4 *>(slab(s, 0)) + h * kHalf * 128;
-#pragma unroll
-        for (int i = 0; i < kHalf; ++i)
-          b[i] = __ldcg(other + i * 128 + tid);
-      };
-      auto add = [&](const float4(&b)[kHalf], int h) {
-#pragma unroll
-        for (int i = 0; i < kHalf; ++i) {
-          float *a = &acc[0][4 * (h * kHalf + i)];
-          a[0] += b[i].x;
-          a[1] += b[i].y;
-          a[2] += b[i].z;
-          a[3] += b[i].w;
-        }
-      };
-      int s = next(-1);
-      if (s < p.splits)
-        load(b0, s, 0);
-      while (s < p.splits) {
-        load(b1, s, 1);
-        add(b0, 0);
-        const int sn = next(s);
-        if (sn < p.splits)
-          load(b0, sn, 0);
-        add(b1, 1);
-        s = sn;
-      }
-      if (tid == 0)
-        *counter = 0; // ready for the next launch
-      return true;
-    }
-#else
     __threadfence();
     namedBarSync(1 + wg, 128);
+    volatile int *flag = reinterpret_cast<volatile int *>(smem + kOffFlag) + wg;
+    int *counter = p.counters + w.tile * kConsumers + wg;
     if (tid == 0)
       *flag = atomicAdd(counter, 1) == p.splits - 1;
     namedBarSync(1 + wg, 128);
@@ -807,7 +722,6 @@ struct GemmSm90 {
     if (!last)
       return false;
     __threadfence();
-#endif
     for (int s = 0; s < p.splits; ++s) {
       if (s == w.split)
         continue;

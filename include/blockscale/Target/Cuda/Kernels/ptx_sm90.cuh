@@ -113,16 +113,6 @@ __device__ __forceinline__ void tmaLoad2dMulticast(u32 dst, const TmaDesc &d,
                : "memory");
 }
 
-// Global -> L2 only: the box is fetched into L2 without a shared-memory
-// destination or a barrier (a hint; out-of-bounds parts are skipped).
-__device__ __forceinline__ void tmaPrefetchL2_2d(const TmaDesc &d, int x,
-                                                 int y) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile"
-               " [%0, {%1, %2}];" ::"l"(reinterpret_cast<u64>(&d)),
-               "r"(x), "r"(y)
-               : "memory");
-}
-
 // Shared -> global tile store; the box is clipped at the tensor bounds.
 __device__ __forceinline__ void tmaStore2d(const TmaDesc &d, u32 src, int x,
                                            int y) {
