@@ -538,6 +538,12 @@ case "$mode" in
   casts_final) quant_sweep; quant_bench ;;
   cast_ab) cast_ab ;;
   pairs) pair_sweep ;;
+  timeline) # per-CTA phase stamps (blockscale-gen --timeline) of the M = 128
+    # targets and a large one; the time line is the last launch's
+    for a in "--m 128 --n 2112 --k 7168" "--m 128 --n 7168 --k 16384" "--m 128 --n 24576 --k 1536" \
+             "--m 128 --n 2112 --k 7168 --force-tile bm=128,bn=48,splits=3" "--m 4096 --n 7168 --k 16384"; do
+      run 120 $GEN --run --iters 20 --timeline $a
+    done ;;
   small_m) # M = 128 GEMMs: where the time goes (2026-12-03 runs 69 and 71):
     # the launch alone, no K loop (prologue, split-K, epilogue), no A loads,
     # no operand loads (results are garbage for all but the first)

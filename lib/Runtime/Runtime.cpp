@@ -88,6 +88,30 @@ llvm::Expected<CUfunction> CompiledKernel::function() {
   return fn;
 }
 
+llvm::Expected<std::pair<CUdeviceptr, size_t>>
+CompiledKernel::global(llvm::StringRef name) {
+  auto fn = function(); // loads the module in the current context
+  if (!fn)
+    return fn.takeError();
+  auto ctx = ensureContext();
+  if (!ctx)
+    return ctx.takeError();
+  CUmodule mod;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    mod = loaded.at(*ctx).first;
+  }
+  const CudaDriver &d = *getCudaDriver();
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  if (CUresult r = d.cuModuleGetGlobal_v2(&ptr, &bytes, mod, name.str().c_str());
+      r != CUDA_SUCCESS)
+    return err(d.errorString(r, "cuModuleGetGlobal") + ": kernel " + spec.name +
+               " has no variable '" + name.str() + "' (cache key " + cacheKey +
+               ")");
+  return std::make_pair(ptr, bytes);
+}
+
 CompiledKernel::~CompiledKernel() {
   // Modules are released with their contexts; unloading here could race a
   // context being torn down at exit.

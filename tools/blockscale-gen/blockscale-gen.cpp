@@ -17,6 +17,7 @@
 #include "blockscale/JIT/Jit.h"
 #include "blockscale/Runtime/CudaDriver.h"
 #include "blockscale/Runtime/Reference.h"
+#include "blockscale/Runtime/Timeline.h"
 #include "blockscale/Target/Cuda/CudaEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -130,12 +131,21 @@ static cl::opt<bool> optNoCheck("no-check", cl::init(false),
                                          "compute something else)"),
                                 cl::cat(cat));
 
-/// The NVRTC options that --debug-hang, --define and --nvrtc-opt add, for
-/// both the JIT path and --emit.
+static cl::opt<bool> optTimeline(
+    "timeline", cl::init(false),
+    cl::desc("GEMM --run: compile with -DBS_EXP_TIMELINE, then launch once "
+             "more and print where each CTA was after how many cycles "
+             "(prologue, first data, K loop, split-K, epilogue)"),
+    cl::cat(cat));
+
+/// The NVRTC options that --debug-hang, --timeline, --define and --nvrtc-opt
+/// add, for both the JIT path and --emit.
 static std::vector<std::string> extraNvrtcFlags() {
   std::vector<std::string> f;
   if (optDebugHang)
     f.push_back("-DBS_DEBUG_HANG");
+  if (optTimeline)
+    f.push_back("-DBS_EXP_TIMELINE");
   for (const std::string &d : optDefines)
     f.push_back("-D" + d);
   for (const std::string &o : optNvrtcOpts)
@@ -371,6 +381,33 @@ static int runGemm(const GemmDesc &desc, const GemmKernel &kernel) {
         toString(desc.form), m, desc.n, desc.k, kernel.compiled->spec.name,
         kernel.launch.splits, *ms * 1e3, tflops,
         kernel.predictedSeconds * 1e6);
+  }
+
+  if (optTimeline) {
+    // One more launch with the stamps zeroed first (earlier launches left
+    // theirs), then the report.
+    auto g = kernel.compiled->global(kTimelineSymbol);
+    if (!g)
+      return fail(g.takeError());
+    if (g->second < kTimelineBytes)
+      return fail(llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "%s holds %zu bytes, expected %zu: kernel and host disagree on "
+          "bs::timeline",
+          kTimelineSymbol, g->second, kTimelineBytes));
+    if (auto e = d.check(d.cuMemsetD8_v2(g->first, 0, kTimelineBytes),
+                         "cuMemsetD8"))
+      return fail(std::move(e));
+    if (auto e = kernel(args, nullptr))
+      return fail(std::move(e));
+    if (auto e = d.check(d.cuCtxSynchronize(), "kernel execution"))
+      return fail(std::move(e));
+    std::vector<uint64_t> stamps(kTimelineBytes / 8);
+    if (auto e = d.check(d.cuMemcpyDtoH_v2(stamps.data(), g->first,
+                                           kTimelineBytes),
+                         "cuMemcpyDtoH"))
+      return fail(std::move(e));
+    llvm::outs() << formatTimeline(summarizeTimeline(stamps));
   }
   return 0;
 }

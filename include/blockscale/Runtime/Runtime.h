@@ -41,6 +41,10 @@ public:
 
   /// The kernel in the current CUDA context (module loaded on first use).
   llvm::Expected<CUfunction> function();
+  /// Address and size of the module-scope variable `name` in the current
+  /// context (experiments, e.g. the GEMM's phase stamps); an error naming
+  /// the variable and the kernel when the module has none.
+  llvm::Expected<std::pair<CUdeviceptr, size_t>> global(llvm::StringRef name);
   /// How many clusters of the kernel fit on the device at once (cached).
   llvm::Expected<int> maxActiveClusters(const CUlaunchConfig &cfg);
 

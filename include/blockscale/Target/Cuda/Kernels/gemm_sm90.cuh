@@ -51,6 +51,40 @@
 
 namespace bs {
 
+#ifdef BS_EXP_TIMELINE
+// Experiment: phase stamps per CTA (slots in params.h), read by the host after
+// a launch (`blockscale-gen --run --timeline`). No calls and no printf here,
+// so that ptxas keeps the wgmma pipeline as it is. For finding where a short
+// kernel's fixed cost goes (bench/RESULTS.md, eleventh session).
+} // namespace bs
+// Unmangled, so that the host finds it with cuModuleGetGlobal; the host
+// zeroes it before the launch it reads.
+extern "C" __device__ unsigned long long
+    bsTimelineStamps[bs::timeline::kMaxCtas * bs::timeline::kSlots];
+namespace bs {
+namespace timeline {
+__device__ __forceinline__ void mark(int slot) {
+  unsigned long long t;
+  if (slot >= GEntry)
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  else
+    t = clock64();
+  if (blockIdx.x < kMaxCtas)
+    bsTimelineStamps[blockIdx.x * kSlots + slot] = t;
+}
+} // namespace timeline
+// Stamps `slot` when `cond` holds (nothing at all without the experiment).
+#define BS_TIMELINE(cond, slot)                                                \
+  do {                                                                         \
+    if (cond)                                                                  \
+      ::bs::timeline::mark(::bs::timeline::slot);                              \
+  } while (0)
+#else
+#define BS_TIMELINE(cond, slot)                                                \
+  do {                                                                         \
+  } while (0)
+#endif
+
 __host__ __device__ constexpr int constGcd(int a, int b) {
   return b == 0 ? a : constGcd(b, a % b);
 }
@@ -191,6 +225,8 @@ struct GemmSm90 {
     const int first = blockIdx.x / CLUSTER, stride = gridDim.x / CLUSTER;
 
     if (threadIdx.x == 0) {
+      BS_TIMELINE(true, Entry);
+      BS_TIMELINE(true, GEntry);
       for (int s = 0; s < STAGES; ++s) {
         mbarInit(fullBar(base, s), 1);
         // Every consumer warp of every CTA that reads this stage's A.
@@ -210,6 +246,7 @@ struct GemmSm90 {
       clusterSync();
     else
       __syncthreads();
+    BS_TIMELINE(threadIdx.x == 0, Ready);
 
     if (wg == kConsumers) {
       setMaxNRegDec<kProducerRegs>();
@@ -281,6 +318,7 @@ struct GemmSm90 {
         tmaLoad2d(base + kOffSA + stage * BM * 4, tSA, full, w.mb * BM, kb);
         if (WGRAD)
           tmaLoad2d(base + kOffSB + stage * kSBStage, tSB, full, w.nb * BN, kb);
+        BS_TIMELINE(u == first && kb == w.kb0, FirstLoad);
         if (++stage == STAGES) {
           stage = 0;
           phase ^= 1;
@@ -667,16 +705,25 @@ struct GemmSm90 {
           acc[v][i] = 0.f;
 
 #ifndef BS_EXP_NO_MAIN
+#ifdef BS_EXP_TIMELINE
+      if (u == first) {
+        // (The main loop's first wait returns at once after this one.)
+        mbarWait(fullBar(base, stage), phase);
+        BS_TIMELINE(wg == 0 && tid == 0, FirstData);
+      }
+#endif
       // (BS_EXP_NO_MAIN: experiment without K loop: prologue, split-K and
       // epilogue only.)
       mainloop(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts, acc, stage,
                phase);
 #endif
+      BS_TIMELINE(wg == 0 && tid == 0, LoopEnd);
 
       if (p.splits > 1 && !splitKReduce(p, smem, w, wg, tid, acc))
         continue; // another split finishes this tile
 
       epilogue(cBase, wg, tid, r0, c0, m0, n0, acc, tC);
+      BS_TIMELINE(wg == 0 && tid == 0, EpiIssued);
     }
 
     if (wg == 0)
@@ -684,6 +731,8 @@ struct GemmSm90 {
     // Shared memory must stay alive until the last TMA store has read it.
     if (tid == 0)
       bulkWait0();
+    BS_TIMELINE(wg == 0 && tid == 0, Exit);
+    BS_TIMELINE(wg == 0 && tid == 0, GExit);
   }
 
   // Split-K: publish this unit's partial; returns true (with `acc` holding
@@ -719,8 +768,10 @@ struct GemmSm90 {
       *flag = atomicAdd(counter, 1) == p.splits - 1;
     namedBarSync(1 + wg, 128);
     const bool last = *flag != 0;
-    if (!last)
+    if (!last) {
+      BS_TIMELINE(wg == 0 && tid == 0, SplitDone);
       return false;
+    }
     __threadfence();
     for (int s = 0; s < p.splits; ++s) {
       if (s == w.split)
@@ -740,6 +791,7 @@ struct GemmSm90 {
     }
     if (tid == 0)
       *counter = 0; // ready for the next launch
+    BS_TIMELINE(wg == 0 && tid == 0, SplitDone);
     return true;
   }
 

@@ -95,6 +95,27 @@ BS_HOST_DEVICE constexpr int gemmMaxStages(int bm, int bn, int outBytes,
   return s;
 }
 
+// Phase stamps of the GEMM kernel compiled with -DBS_EXP_TIMELINE (an
+// experiment): slot s of CTA c is bsTimelineStamps[c * kSlots + s], clock64
+// for the phases and globaltimer (ns) for GEntry / GExit; the host reads them
+// (blockscale-gen --timeline, Runtime/Timeline.h).
+namespace timeline {
+enum Slot {
+  Entry,     // kernel entry
+  Ready,     // barriers initialized, CTA synchronized
+  FirstLoad, // producer: first TMA load issued
+  FirstData, // consumers: first stage full
+  LoopEnd,   // consumers: last K loop done
+  SplitDone, // consumers: split-K hand-off done (last split or not)
+  EpiIssued, // consumers: last epilogue's TMA store issued
+  Exit,      // consumers: TMA stores complete
+  GEntry,    // globaltimer at entry (ns)
+  GExit,     // globaltimer at exit (ns)
+  kSlots
+};
+constexpr int kMaxCtas = 1024;
+} // namespace timeline
+
 } // namespace bs
 
 #endif // BLOCKSCALE_KERNELS_PARAMS_H
