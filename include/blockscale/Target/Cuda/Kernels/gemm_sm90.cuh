@@ -704,6 +704,8 @@ struct GemmSm90 {
         for (int i = 0; i < kAcc; ++i)
           acc[v][i] = 0.f;
 
+      // (BS_EXP_NO_MAIN: experiment without K loop: prologue, split-K and
+      // epilogue only.)
 #ifndef BS_EXP_NO_MAIN
 #ifdef BS_EXP_TIMELINE
       if (u == first) {
@@ -712,8 +714,6 @@ struct GemmSm90 {
         BS_TIMELINE(wg == 0 && tid == 0, FirstData);
       }
 #endif
-      // (BS_EXP_NO_MAIN: experiment without K loop: prologue, split-K and
-      // epilogue only.)
       mainloop(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts, acc, stage,
                phase);
 #endif
