@@ -60,9 +60,11 @@ TEST(TileModel, HbmBoundTiesGoToFewerUnitsPerCta) {
   GemmProblem p{128, 24576, 1536, false, 2, false};
   std::vector<TileChoice> all = rankTiles(p, d);
   ASSERT_GT(all.size(), 3u);
-  for (size_t i = 1; i < all.size(); ++i)
-    if (all[i - 1].predictedSeconds == all[i].predictedSeconds)
+  for (size_t i = 1; i < all.size(); ++i) {
+    if (all[i - 1].predictedSeconds == all[i].predictedSeconds) {
       EXPECT_LE(all[i - 1].unitsPerCta, all[i].unitsPerCta) << all[i].str();
+    }
+  }
   // Several tiles share the best estimate; the choice is the one-round one.
   EXPECT_EQ(all[0].predictedSeconds, all[1].predictedSeconds);
   TileChoice c = selectTile(p, d);

@@ -113,7 +113,7 @@ enum Slot {
   GExit,     // globaltimer at exit (ns)
   kSlots
 };
-constexpr int kMaxCtas = 1024;
+enum : int { kMaxCtas = 1024 }; // (an enumerator: NVRTC emits no global for it)
 } // namespace timeline
 
 } // namespace bs
