@@ -45,12 +45,8 @@ def main():
         combos += [(tile, own.replace(",", " "))] if at else [(t, d) for d in defines]
     if args.shapes in ("targets", "all"):
         shapes = bg.TARGETS + (bg.EXTRA if args.shapes == "all" else [])
-    else:  # "MxNxK,wgrad:MxNxK,..." (forward unless a form is given)
-        shapes = []
-        for item in args.shapes.split(","):
-            form, _, dims = item.rpartition(":")
-            M, N, K = (int(x) for x in dims.split("x"))
-            shapes.append((form or "fwd", M, N, K, None, None))
+    else:  # no cuBLASLt figure or goal from the issue for a listed shape
+        shapes = [(*s, None, None) for s in bg.parse_shapes(args.shapes)]
 
     bg.warm_up()
 

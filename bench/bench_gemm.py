@@ -154,6 +154,19 @@ def forced_kernel(form, M, N, K, tile, defines=None):
             os.environ.pop("BLOCKSCALE_EXP_DEFINES", None)
 
 
+def parse_shapes(spec):
+    """'MxNxK,wgrad:MxNxK,...' -> [(form, M, N, K)] (forward unless a form
+    prefix is given)."""
+    shapes = []
+    for item in spec.split(","):
+        if not item:
+            continue
+        form, _, dims = item.rpartition(":")
+        M, N, K = (int(x) for x in dims.split("x"))
+        shapes.append((form or "fwd", M, N, K))
+    return shapes
+
+
 def cache_key(kernel):
     """The binary's cache key (from its info line)."""
     return kernel.info().split("cache_key=")[-1].split()[0]

@@ -72,9 +72,9 @@ def main():
                    "'tile@D1,D2' builds that tile with NVRTC defines D1 D2 (experiments, "
                    "e.g. ablations whose results are not checked)")
     p.add_argument("--shapes", default="4096x7168x16384,16384x14336x4096,4096x2112x7168",
-                   help="','-separated MxNxK forward shapes")
+                   help="','-separated MxNxK shapes (forward; 'wgrad:MxNxK' for wgrad)")
     args = p.parse_args()
-    shapes = [("fwd", *map(int, s.split("x"))) for s in args.shapes.split(",") if s]
+    shapes = bg.parse_shapes(args.shapes)
     for form, M, N, K in shapes:
         a, w, aq, as_, bq, bs, recipe_b = bg.make_operands(form, M, N, K)
         cands = [("cuBLASLt", bg.cublaslt_fn(form, aq, as_, bq, bs, K)),

@@ -9,12 +9,13 @@
 using namespace blockscale;
 namespace tl = bs::timeline;
 
-static const char *slotName(int s) {
-  static const char *names[tl::kSlots] = {
-      "entry",     "ready",      "first-load", "first-data", "loop-end",
-      "split-done", "epi-issued", "exit",       "g-entry",    "g-exit"};
-  return names[s];
-}
+// In the order of bs::timeline::Slot (params.h, which NVRTC compiles too and
+// so holds no strings).
+static const char *const kSlotNames[] = {
+    "entry",      "ready",      "first-load", "first-data", "loop-end",
+    "split-done", "epi-issued", "exit",       "g-entry",    "g-exit"};
+static_assert(sizeof(kSlotNames) / sizeof(kSlotNames[0]) == tl::kSlots,
+              "one name per bs::timeline::Slot");
 
 static uint64_t median(std::vector<uint64_t> v) {
   std::sort(v.begin(), v.end());
@@ -49,13 +50,13 @@ TimelineReport blockscale::summarizeTimeline(
   r.clockGHz = clocks.empty() ? 0 : median(clocks) * 1e-3;
   for (int s = tl::Ready; s <= tl::Exit; ++s) {
     std::vector<uint64_t> d;
-    for (int c : ctas)
-      if (at(c, s) >= at(c, tl::Entry) && at(c, s) != 0)
+    for (int c : ctas) // (an unstamped phase reads 0, below the entry)
+      if (at(c, s) >= at(c, tl::Entry))
         d.push_back(at(c, s) - at(c, tl::Entry));
     if (d.empty())
       continue;
     TimelinePhase p;
-    p.name = slotName(s);
+    p.name = kSlotNames[s];
     p.ctas = d.size();
     p.minCycles = *std::min_element(d.begin(), d.end());
     p.maxCycles = *std::max_element(d.begin(), d.end());

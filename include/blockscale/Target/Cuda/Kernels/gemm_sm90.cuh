@@ -299,17 +299,14 @@ struct GemmSm90 {
         // Experiment: A's tile is not loaded (stale shared memory; results
         // are garbage): what A's share of the operand traffic costs.
         mbarArriveExpectTx(full, kTxBytes - kABytes);
-        if (false)
 #else
         mbarArriveExpectTx(full, kTxBytes);
         if (CLUSTER > 1)
-#endif
           // tA's box is BM / CLUSTER rows: this CTA's slice of the A tile.
           tmaLoad2dMulticast(base + kOffA + stage * kABytes +
                                  rank * (BM / CLUSTER) * BK,
                              tA, full, kb * BK, w.mb * BM + rank * (BM / CLUSTER),
                              static_cast<unsigned short>((1 << CLUSTER) - 1));
-#ifndef BS_EXP_NO_A_LOAD
         else
           tmaLoad2d(base + kOffA + stage * kABytes, tA, full, kb * BK,
                     w.mb * BM);
