@@ -30,7 +30,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--defines", required=True, help="';'-separated define sets ('' = shipped)")
     p.add_argument("--tiles", default="", help="';'-separated force_tile configs ('' = planner); "
-                   "'tile@D1,D2' times that tile with defines D1 D2 only")
+                   "'tile@D1,D2' times that tile with defines D1 D2 only; 'MxNxK%%tile' only "
+                   "for that shape")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--shapes", default="targets",
                    help="targets | all | a list like 128x7168x16384,wgrad:7168x2048x4096")
@@ -61,6 +62,12 @@ def main():
         cur = lambda: torch.cuda.current_stream().cuda_stream  # the capture's
         variants = []
         for t, d in combos:
+            # "MxNxK%tile": that tile for that shape only
+            only, pct, rest = t.partition("%")
+            if pct:
+                if only != f"{M}x{N}x{K}":
+                    continue
+                t = rest
             k = bg.forced_kernel(form, M, N, K, t, d)
             ws = k.workspace_size(M)
             if ws > 64 << 20:
@@ -85,7 +92,11 @@ def main():
                 sys.exit(f"ab_gemm: defines {o['defines']!r} and {v['defines']!r} gave the same "
                          f"kernel {v['key']} for {form} {M}x{N}x{K}")
         fn = bg.cublaslt_fn(form, aq, as_, bq, bs, K)
-        lt_ms = bg.bench_graph(fn) if fn else float("nan")
+        try:
+            lt_ms = bg.bench_graph(fn) if fn else float("nan")
+        except RuntimeError as e:  # a shape cuBLASLt refuses (e.g. tiny M)
+            print(f"cuBLASLt: {form} {M}x{N}x{K}: {str(e).splitlines()[0]}", flush=True)
+            lt_ms = float("nan")
         for r in range(args.rounds):
             order = variants if r % 2 == 0 else variants[::-1]
             for v in order:

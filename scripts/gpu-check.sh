@@ -52,6 +52,26 @@ gemm_sweep() {
     run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t
     run 120 $GEN --run $dbg --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t --form wgrad
   done
+  ksplit_sweep
+}
+
+# Splits summed in a cluster (ksplit, twelfth session): tails, waves, wgrad
+# f32 +=, a unit count above the clusters resident (several units per
+# cluster, so the ready/freed phases turn over), 3 to 8 CTAs per cluster.
+ksplit_sweep() {
+  local dbg=--debug-hang
+  run 120 $GEN --run $dbg --iters 0 --m 77 --n 200 --k 7008 --force-tile bm=128,bn=64,splits=4,ksplit=4
+  run 120 $GEN --run $dbg --iters 0 --m 129 --n 1000 --k 4096 --force-tile bm=128,bn=128,splits=3,ksplit=3
+  run 120 $GEN --run $dbg --iters 0 --m 100 --n 520 --k 1008 --force-tile bm=64,bn=128,splits=3,ksplit=3
+  run 120 $GEN --run $dbg --iters 0 --m 300 --n 2112 --k 1040 --force-tile bm=256,bn=128,splits=2,ksplit=2
+  run 120 $GEN --run $dbg --iters 0 --m 333 --n 520 --k 1008 --form wgrad --force-tile bm=128,bn=96,splits=2,ksplit=2
+  run 120 $GEN --run $dbg --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate --force-tile bm=128,bn=64,splits=2,ksplit=2
+  run 120 $GEN --run $dbg --iters 0 --m 256 --n 384 --k 1024 --out-dtype f32 --force-tile bm=128,bn=48,splits=2,ksplit=2
+  run 120 $GEN --run $dbg --iters 0 --m 2048 --n 2048 --k 2048 --force-tile bm=128,bn=128,splits=2,ksplit=2
+  run 120 $GEN --run $dbg --iters 0 --m 1024 --n 2112 --k 4096 --force-tile bm=128,bn=64,splits=4,ksplit=4
+  run 120 $GEN --run $dbg --iters 0 --m 128 --n 2112 --k 7168 --force-tile bm=128,bn=144,splits=8,ksplit=8
+  run 120 $GEN --run $dbg --iters 0 --m 128 --n 2112 --k 7168 --force-tile bm=128,bn=128,splits=6,ksplit=6
+  run 120 $GEN --run $dbg --iters 0 --m 128 --n 7168 --k 16384 --force-tile bm=128,bn=112,splits=2,ksplit=2
 }
 
 quant_sweep() {
@@ -544,6 +564,55 @@ case "$mode" in
              "--m 128 --n 2112 --k 7168 --force-tile bm=128,bn=48,splits=3" "--m 4096 --n 7168 --k 16384"; do
       run 120 $GEN --run --iters 20 --timeline $a
     done ;;
+  ksplit) # splits summed in a cluster: correctness, then timing against the
+    # planner's workspace split-K on the M = 128 shapes
+    [ -n "${KS_SKIP_SWEEP:-}" ] || ksplit_sweep
+    AB_DEFINES="" AB_ROUNDS=${AB_ROUNDS:-2} AB_SHAPES=128x2112x7168 \
+      AB_TILES="${KS_TILES_2112:-;bm=128,bn=80,splits=4,ksplit=4;bm=128,bn=64,splits=3,ksplit=3;bm=128,bn=32,splits=2,ksplit=2;bm=128,bn=144,splits=8,ksplit=8;bm=128,bn=128,splits=6,ksplit=6;bm=128,bn=64,splits=4,ksplit=4;bm=128,bn=96,splits=4,ksplit=4}" ab_gemm
+    cp "$OUT/ab_gemm.json" "$OUT/ab_ksplit_2112.json"
+    AB_DEFINES="" AB_ROUNDS=${AB_ROUNDS:-2} AB_SHAPES=128x7168x16384 \
+      AB_TILES="${KS_TILES_7168:-;bm=128,bn=112,splits=2,ksplit=2;bm=128,bn=128,splits=2,ksplit=2;bm=128,bn=192,splits=3,ksplit=3}" ab_gemm
+    cp "$OUT/ab_gemm.json" "$OUT/ab_ksplit_7168.json"
+    AB_DEFINES="" AB_ROUNDS=${AB_ROUNDS:-2} AB_SHAPES=128x4096x7168 \
+      AB_TILES="${KS_TILES_4096:-;bm=128,bn=144,splits=4,ksplit=4;bm=128,bn=64,splits=2,ksplit=2;bm=128,bn=128,splits=3,ksplit=3;bm=128,bn=160,splits=4,ksplit=4;bm=128,bn=128,splits=4,ksplit=4}" ab_gemm
+    cp "$OUT/ab_gemm.json" "$OUT/ab_ksplit_4096.json" ;;
+  ks_timeline) # phase stamps of the cluster-summed splits beside the
+    # planner's, and of the planner's without the register hand-over
+    for a in "--m 128 --n 2112 --k 7168" "--m 128 --n 2112 --k 7168 --define BS_EXP_PARAM_TOUCH" \
+             "--m 128 --n 2112 --k 7168 --force-tile bm=128,bn=64,splits=3,ksplit=3" \
+             "--m 128 --n 2112 --k 7168 --force-tile bm=128,bn=80,splits=4,ksplit=4" \
+             "--m 128 --n 2112 --k 7168 --force-tile bm=128,bn=64,splits=4,ksplit=4" \
+             "--m 128 --n 4096 --k 7168" "--m 128 --n 4096 --k 7168 --force-tile bm=128,bn=64,splits=2,ksplit=2" \
+             "--m 128 --n 7168 --k 16384 --force-tile bm=128,bn=112,splits=2,ksplit=2"; do
+      run 120 $GEN --run --iters 20 --timeline $a
+    done ;;
+  ksplit_all) # both of the above, then the planner with and without the
+    # parameter touch
+    ksplit_sweep
+    run 300 bash "$0" ks_timeline
+    AB_DEFINES=";BS_EXP_PARAM_TOUCH" AB_ROUNDS=2 AB_SHAPES=128x2112x7168,128x4096x7168,128x24576x1536 ab_gemm
+    cp "$OUT/ab_gemm.json" "$OUT/ab_param_touch.json"
+    run 500 env KS_SKIP_SWEEP=1 bash "$0" ksplit ;;
+  release12) # the twelfth session's table (ksplit in the planner), the
+    # Python tests, the sweeps, and the other shapes whose choice changed
+    # against the old choice forced (shape%tile)
+    gemm_table 420 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128;bm=256,bn=128,cluster=2"
+    python_tests
+    AB_DEFINES="" AB_ROUNDS=2 AB_SHAPES=1x2112x7168,16x4096x7168,64x2112x7168,128x576x7168,128x1536x7168,256x2112x7168,512x4096x7168,512x2112x7168,256x7168x16384 \
+      AB_TILES=";1x2112x7168%bm=64,bn=192,splits=12;16x4096x7168%bm=64,bn=192,splits=6;64x2112x7168%bm=64,bn=192,splits=12;128x576x7168%bm=128,bn=64,splits=12;128x1536x7168%bm=128,bn=96,splits=8;256x2112x7168%bm=128,bn=96,splits=3;512x4096x7168%bm=128,bn=128;512x2112x7168%bm=128,bn=192,splits=3;256x7168x16384%bm=256,bn=112,splits=2" ab_gemm
+    gemm_sweep ;;
+  split_probe) # split-K at M = 128 (2026-12-03, twelfth session): clusters the
+    # GPU holds per size, the phase stamps, and the kernels without the
+    # split-K hand-off (split 0 stores alone: a wrong result, the floor)
+    if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+      run 120 "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -arch=sm_90a -o /tmp/cluster_occupancy bench/tools/cluster_occupancy.cu
+      run 60 /tmp/cluster_occupancy
+    fi
+    for a in "--m 128 --n 2112 --k 7168" "--m 128 --n 7168 --k 16384"; do
+      run 120 $GEN --run --iters 20 --timeline $a
+    done
+    AB_DEFINES="${AB_DEFINES-;BS_EXP_SPLIT_SKIP}" AB_ROUNDS=${AB_ROUNDS:-2} \
+      AB_SHAPES=${AB_SHAPES:-128x2112x7168,128x7168x16384,128x4096x7168} ab_gemm ;;
   small_m) # M = 128 GEMMs: where the time goes (2026-12-03 runs 69 and 71):
     # the launch alone, no K loop (prologue, split-K, epilogue), no A loads,
     # no operand loads (results are garbage for all but the first)

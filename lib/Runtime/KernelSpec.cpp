@@ -40,7 +40,7 @@ llvm::StringRef blockscale::toString(DType t) {
 int blockscale::dtypeBytes(DType t) { return t == DType::F32 ? 4 : 2; }
 
 int GemmKernelSpec::smemBytes() const {
-  return bs::gemmSmemBytes(bm, bn, stages, dtypeBytes(out), wgrad());
+  return bs::gemmSmemBytes(bm, bn, stages, dtypeBytes(out), wgrad(), ksplit);
 }
 
 bool QuantKernelSpec::staged() const {
@@ -60,11 +60,12 @@ int QuantKernelSpec::smemBytes() const {
 std::string KernelSpec::serialize() const {
   if (kind == KernelKind::Gemm)
     return llvm::formatv("kind=gemm name={0} form={1} a={2} b={3} out={4} "
-                         "accumulate={5} bm={6} bn={7} stages={8} cluster={9}",
+                         "accumulate={5} bm={6} bn={7} stages={8} cluster={9} "
+                         "ksplit={10}",
                          name, toString(gemm.form), toString(gemm.a),
                          toString(gemm.b), toString(gemm.out),
                          gemm.accumulate ? 1 : 0, gemm.bm, gemm.bn,
-                         gemm.stages, gemm.cluster)
+                         gemm.stages, gemm.cluster, gemm.ksplit)
         .str();
   return llvm::formatv("kind=quantize name={0} in={1} out={2} br={3} bc={4} "
                        "transposed={5}",
@@ -167,6 +168,10 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
     spec.gemm.bn = *bn;
     spec.gemm.stages = *st;
     spec.gemm.cluster = *cl;
+    auto ks = getInt("ksplit");
+    if (!ks)
+      return ks.takeError();
+    spec.gemm.ksplit = *ks;
     return spec;
   }
   if (*kind == "quantize") {

@@ -32,14 +32,14 @@ llvm::Expected<int> CompiledKernel::maxActiveClusters(const CUlaunchConfig &cfg)
     return it->second;
   const CudaDriver &d = *getCudaDriver();
   CUlaunchConfig c = cfg;
-  c.gridDimX = 1024 * spec.gemm.cluster; // any multiple of the cluster size
+  c.gridDimX = 1024 * spec.gemm.clusterCtas(); // a multiple of the cluster
   int n = 0;
   if (auto e = d.check(d.cuOccupancyMaxActiveClusters(&n, *fn, &c),
                        "cuOccupancyMaxActiveClusters"))
     return std::move(e);
   if (n <= 0)
     return err("launchGemm: no cluster of " +
-               std::to_string(spec.gemm.cluster) + " CTAs of " +
+               std::to_string(spec.gemm.clusterCtas()) + " CTAs of " +
                spec.name + " fits on this GPU");
   clusterSlots[*fn] = n;
   return n;
@@ -254,7 +254,8 @@ size_t blockscale::gemmWorkspaceBytes(const GemmKernelSpec &spec,
                                       int64_t m, int64_t n, int64_t k) {
   int64_t kBlocks = ceilDiv(k, 128);
   int64_t splits = std::min<int64_t>(launch.splits, kBlocks);
-  if (splits <= 1 || m <= 0)
+  // Splits summed in a cluster need no workspace.
+  if (splits <= 1 || m <= 0 || spec.ksplit > 1)
     return 0;
   // Tiles are numbered per cluster group (see GemmSm90::decode).
   int64_t tiles = ceilDiv(m, spec.bm) *
@@ -467,7 +468,16 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
   p.sb = s.wgrad() ? nullptr : a.sb;
   p.sbStrideK = sbK;
   p.sbStrideN = sbN;
-  if (p.splits > 1) {
+  p.c = a.c;
+  p.ldc = ldc;
+  if (s.ksplit > 1 && p.splits != s.ksplit)
+    return err(llvm::formatv(
+        "launchGemm: kernel {0} sums {1} K splits in a cluster but the launch "
+        "asks for {2} splits of {3} K-blocks; launch it with splits = {1} on "
+        "K >= {4}, or use a kernel without ksplit",
+        kernel.spec.name, s.ksplit,
+        launch.splits, kBlocks, 128 * (s.ksplit - 1) + 1));
+  if (p.splits > 1 && s.ksplit == 1) {
     size_t need = gemmWorkspaceBytes(s, launch, m, n, k);
     void *ws = a.workspace;
     if (ws && a.workspaceBytes < need)
@@ -496,8 +506,9 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
   if (!sms)
     return sms.takeError();
   // Units are (cluster group, split) pairs, as GemmSm90::numUnits counts.
-  int64_t units =
-      int64_t(p.tilesM) * ceilDiv(p.tilesN, s.cluster) * p.splits;
+  // (With ksplit a cluster takes the splits of one tile.)
+  int64_t units = int64_t(p.tilesM) * ceilDiv(p.tilesN, s.cluster) *
+                  (s.ksplit > 1 ? 1 : p.splits);
 
   CUlaunchConfig cfg;
   std::memset(&cfg, 0, sizeof(cfg));
@@ -509,9 +520,9 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
   CUlaunchAttribute attr;
   std::memset(&attr, 0, sizeof(attr));
   int64_t slots = *sms; // persistent CTAs (or clusters) resident at once
-  if (s.cluster > 1) {
+  if (s.clusterCtas() > 1) {
     attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = s.cluster;
+    attr.value.clusterDim.x = s.clusterCtas();
     attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
@@ -520,7 +531,7 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
       return maxClusters.takeError();
     slots = *maxClusters;
   }
-  cfg.gridDimX = unsigned(std::min<int64_t>(units, slots) * s.cluster);
+  cfg.gridDimX = unsigned(std::min<int64_t>(units, slots) * s.clusterCtas());
   void *params[] = {&p, &tA, &tB, &tSA, &tSB, &tC};
   return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
                  "cuLaunchKernelEx");

@@ -15,7 +15,8 @@ std::string blockscale::kernelName(const KernelSpec &s) {
                          toString(g.b), toString(g.out),
                          g.accumulate ? "_acc" : "", g.bm, g.bn, g.stages,
                          g.cluster > 1 ? "_c" + std::to_string(g.cluster) : "")
-        .str();
+               .str() +
+           (g.ksplit > 1 ? "_ks" + std::to_string(g.ksplit) : "");
   }
   const QuantKernelSpec &q = s.quant;
   return llvm::formatv("bs_quantize_{0}_{1}_{2}x{3}{4}", toString(q.in),
@@ -38,11 +39,11 @@ std::string blockscale::generateCudaSource(const KernelSpec &spec,
     os << "#include \"blockscale/gemm_sm90.cuh\"\n\n";
     os << llvm::formatv(
         "using BsKernel = bs::GemmSm90</*BM=*/{0}, /*BN=*/{1}, /*STAGES=*/{2}, "
-        "/*WGRAD=*/{3}, /*OUT_F32=*/{4}, /*ACCUMULATE=*/{5}, /*CLUSTER=*/{6}>;"
-        "\n\n",
+        "/*WGRAD=*/{3}, /*OUT_F32=*/{4}, /*ACCUMULATE=*/{5}, /*CLUSTER=*/{6}, "
+        "/*KSPLIT=*/{7}>;\n\n",
         g.bm, g.bn, g.stages, g.wgrad() ? "true" : "false",
         g.out == DType::F32 ? "true" : "false",
-        g.accumulate ? "true" : "false", g.cluster);
+        g.accumulate ? "true" : "false", g.cluster, g.ksplit);
     os << "extern \"C\" __global__ void __launch_bounds__(BsKernel::kThreads, "
           "1)\n"
        << spec.name << "(const __grid_constant__ bs::GemmParams p,\n"

@@ -38,7 +38,7 @@ struct Case {
 std::vector<Case> tileCases() {
   std::vector<Case> cases;
   auto add = [&](GemmForm form, int bm, int bn, DType out, bool acc,
-                 int cluster) {
+                 int cluster, int ksplit = 1) {
     Case c;
     c.g.form = form;
     c.g.bm = bm;
@@ -46,13 +46,15 @@ std::vector<Case> tileCases() {
     c.g.out = out;
     c.g.accumulate = acc;
     c.g.cluster = cluster;
+    c.g.ksplit = ksplit;
     int outBytes = out == DType::F32 ? 4 : 2;
     c.g.stages =
         std::min(8, bs::gemmMaxStages(bm, bn, outBytes, form == GemmForm::Wgrad,
-                                      232448));
+                                      232448, ksplit));
     c.what = std::string(toString(form)) + " bm" + std::to_string(bm) + " bn" +
              std::to_string(bn) + " s" + std::to_string(c.g.stages) +
-             (acc ? " +=" : "") + (cluster > 1 ? " cluster2" : "");
+             (acc ? " +=" : "") + (cluster > 1 ? " cluster2" : "") +
+             (ksplit > 1 ? " ksplit" + std::to_string(ksplit) : "");
     cases.push_back(c);
   };
   for (GemmForm form : {GemmForm::Fwd, GemmForm::Wgrad})
@@ -63,6 +65,13 @@ std::vector<Case> tileCases() {
   add(GemmForm::Fwd, 128, 128, DType::BF16, false, 2);
   add(GemmForm::Fwd, 128, 192, DType::BF16, false, 2);
   add(GemmForm::Wgrad, 128, 128, DType::F32, true, 1);
+  // Splits summed in a cluster (the planner offers 2 to 4).
+  add(GemmForm::Fwd, 128, 64, DType::BF16, false, 1, 4);
+  add(GemmForm::Fwd, 128, 80, DType::BF16, false, 1, 4);
+  add(GemmForm::Fwd, 128, 112, DType::BF16, false, 1, 2);
+  add(GemmForm::Fwd, 256, 128, DType::BF16, false, 1, 2);
+  add(GemmForm::Fwd, 64, 192, DType::BF16, false, 1, 3);
+  add(GemmForm::Wgrad, 128, 64, DType::F32, true, 1, 2);
   return cases;
 }
 } // namespace

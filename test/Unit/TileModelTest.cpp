@@ -26,8 +26,10 @@ TEST(TileModel, ChoicesFitSharedMemory) {
           TileChoice c = selectTile(p, d);
           EXPECT_TRUE(isValidTile(c.bm, c.bn)) << c.str();
           EXPECT_GE(c.stages, 2);
-          EXPECT_LE(bs::gemmSmemBytes(c.bm, c.bn, c.stages, 2, wgrad),
+          EXPECT_LE(bs::gemmSmemBytes(c.bm, c.bn, c.stages, 2, wgrad,
+                                      c.ksplit),
                     d.smemBytes);
+          EXPECT_TRUE(c.ksplit == 1 || c.ksplit == c.splits) << c.str();
           EXPECT_LE(c.splits, (k + 127) / 128);
           EXPECT_GT(c.predictedSeconds, 0);
         }
@@ -164,4 +166,72 @@ TEST(TileModel, WavePairsWhereTheH200MeasuredThemFaster) {
     EXPECT_EQ(t.cluster, c.cluster) << c.p.m << "x" << c.p.n << "x" << c.p.k
                                     << ": " << t.str();
   }
+}
+
+TEST(TileModel, ClusterSlotsOfTheH200) {
+  DeviceModel d; // measured with bench/tools/cluster_occupancy.cu
+  EXPECT_EQ(d.clusterSlots(1), 132);
+  EXPECT_EQ(d.clusterSlots(2), 66);
+  EXPECT_EQ(d.clusterSlots(3), 39);
+  EXPECT_EQ(d.clusterSlots(4), 30);
+  EXPECT_EQ(d.clusterSlots(8), 15);
+  EXPECT_EQ(d.clusterSlots(9), 0); // past a portable cluster
+  d.numSMs = 66;
+  EXPECT_EQ(d.clusterSlots(2), 33);
+  EXPECT_EQ(d.clusterSlots(4), 15);
+}
+
+// 2026-12-03 run 78 (ab_gemm, the same shape and tile with the splits summed
+// through the workspace and in a cluster): at M = 128 the cluster won
+// whenever its tiles fit the resident clusters, and lost when they did not.
+TEST(TileModel, SplitsSummedInAClusterWhereTheyFit) {
+  DeviceModel d;
+  GemmProblem p{128, 2112, 7168, false, 2, false};
+  auto est = [&](int bn, int splits, int ksplit) {
+    TileChoice c;
+    c.bm = 128;
+    c.bn = bn;
+    c.splits = splits;
+    c.ksplit = ksplit;
+    double s = estimateSeconds(p, d, c);
+    return std::make_pair(s, c.unitsPerCta);
+  };
+  // 33 tiles of bn = 64 in 3 splits: 33 of 39 clusters of 3 (406 against
+  // 382 TFLOP/s for the workspace's bn = 64 in 4 splits).
+  EXPECT_LT(est(64, 3, 3).first, est(64, 3, 1).first);
+  EXPECT_LT(est(64, 3, 3).first, est(64, 4, 1).first);
+  EXPECT_EQ(est(64, 3, 3).second, 1);
+  // 33 tiles in clusters of 4: only 30 fit, so the busiest cluster takes
+  // two tiles (277 TFLOP/s).
+  EXPECT_EQ(est(64, 4, 4).second, 2);
+  EXPECT_GT(est(64, 4, 4).first, est(64, 4, 1).first);
+
+  TileChoice c = selectTile(p, d);
+  EXPECT_EQ(c.ksplit, c.splits) << c.str();
+  EXPECT_GT(c.ksplit, 1) << c.str();
+  EXPECT_LE(c.ksplit, 4) << c.str(); // 6 and 8 measured slower
+  // M = 128, N = 4096, K = 7168: bn = 64 in 2 splits summed in pairs ran
+  // 624 against 509 TFLOP/s (bn = 128 in 4 splits through the workspace).
+  TileChoice c4 = selectTile({128, 4096, 7168, false, 2, false}, d);
+  EXPECT_EQ(c4.bn, 64) << c4.str();
+  EXPECT_EQ(c4.ksplit, 2) << c4.str();
+  // Memory-bound ties go to the cluster: M = 128, N = 7168, K = 16384 at
+  // bn = 112 in 2 splits, 759 against 723 TFLOP/s.
+  TileChoice c7 = selectTile({128, 7168, 16384, false, 2, false}, d);
+  EXPECT_EQ(c7.bn, 112) << c7.str();
+  EXPECT_EQ(c7.ksplit, 2) << c7.str();
+}
+
+TEST(TileModel, NoClusterSumForBf16Accumulation) {
+  // The kernel adds into C from registers only for f32 (C += AB in bf16
+  // goes through TMA reduce-add after the workspace hand-off).
+  DeviceModel d;
+  for (const TileChoice &c :
+       rankTiles({128, 2112, 7168, true, 2, true}, d))
+    EXPECT_EQ(c.ksplit, 1) << c.str();
+  bool any = false;
+  for (const TileChoice &c :
+       rankTiles({128, 2112, 7168, true, 4, true}, d))
+    any |= c.ksplit > 1;
+  EXPECT_TRUE(any);
 }

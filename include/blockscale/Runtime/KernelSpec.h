@@ -34,6 +34,12 @@ struct GemmKernelSpec {
   bool accumulate = false;
   int bm = 128, bn = 128, stages = 4;
   int cluster = 1; // 2: CTA pairs share A through TMA multicast
+  /// 2-8: the K splits of a tile are the CTAs of one cluster and are summed
+  /// through distributed shared memory (GemmSm90's KSPLIT; the launch's
+  /// splits must equal it). 1: split-K, if any, goes through the workspace.
+  int ksplit = 1;
+  /// CTAs per thread-block cluster at launch (1: no cluster).
+  int clusterCtas() const { return cluster * ksplit; }
   bool wgrad() const { return form == GemmForm::Wgrad; }
   /// Consumer warpgroups (GemmSm90::kConsumers): one for bm = 64, else two
   /// (bm = 256 gives each two 64-row waves).

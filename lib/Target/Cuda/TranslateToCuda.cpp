@@ -55,6 +55,7 @@ FailureOr<EmittedKernel> mlir::blockscale::emitGemmKernel(MatmulOp op) {
   g.bn = tile.getBn();
   g.stages = tile.getStages();
   g.cluster = tile.getCluster();
+  g.ksplit = tile.getKsplit();
   k.spec.name = bsrt::kernelName(k.spec);
   k.launch.splits = tile.getSplits();
   k.launch.raster = tile.getRaster();

@@ -259,6 +259,16 @@ func.func @bad_cluster() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk
 
 // -----
 
+// expected-error @+1 {{expected tile ksplit = 1 or ksplit = splits in [2, 8] (a portable cluster of the splits) but got ksplit = 2 with splits = 4}}
+func.func @bad_ksplit() attributes {a = #blockscale.tile<bm = 128, bn = 64, bk = 128, stages = 8, cluster = 1, swizzle = 128, splits = 4, raster = 8, ksplit = 2>}
+
+// -----
+
+// expected-error @+1 {{expected tile cluster = 1 with ksplit = 2 (a cluster either shares A or sums splits) but got cluster = 2}}
+func.func @bad_ksplit_cluster() attributes {a = #blockscale.tile<bm = 256, bn = 128, bk = 128, stages = 3, cluster = 2, swizzle = 128, splits = 2, raster = 8, ksplit = 2>}
+
+// -----
+
 // expected-error @+1 {{expected tile swizzle = 128 (bk = 128 FP8 bytes per row) but got 64}}
 func.func @bad_swizzle() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 64, splits = 1, raster = 8>}
 

@@ -77,6 +77,15 @@ func.func @matmul_forms(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf32>,
   return %c, %dw, %dw2 : tensor<?x2112xbf16>, tensor<4096x7168xf32>, tensor<4096x7168xf32>
 }
 
+// ksplit (splits summed in a cluster) is printed only when it is not 1.
+// CHECK-LABEL: func.func @ksplit_attr
+// CHECK: test.attrs = [#blockscale.tile<bm = 128, bn = 64, bk = 128, stages = 8, cluster = 1, swizzle = 128, splits = 4, raster = 8, ksplit = 4>, #blockscale.tile<bm = 128, bn = 64, bk = 128, stages = 8, cluster = 1, swizzle = 128, splits = 4, raster = 8>]
+func.func @ksplit_attr() attributes {test.attrs = [
+    #blockscale.tile<bm = 128, bn = 64, bk = 128, stages = 8, cluster = 1, swizzle = 128, splits = 4, raster = 8, ksplit = 4>,
+    #blockscale.tile<bm = 128, bn = 64, bk = 128, stages = 8, cluster = 1, swizzle = 128, splits = 4, raster = 8, ksplit = 1>]} {
+  return
+}
+
 // The form enum's other value and the stand-alone attribute syntax.
 // CHECK-LABEL: func.func @attrs
 // CHECK: test.attrs = [#blockscale.form<dgrad>, #blockscale.fp8<e5m2>, #blockscale.layout<row_major>, #blockscale.scale_layout<row_major>, #blockscale.tile<bm = 64, bn = 16, bk = 128, stages = 8, cluster = 2, swizzle = 128, splits = 4, raster = 1>]

@@ -4,7 +4,7 @@
 // RUN: not blockscale-opt %s --split-input-file --blockscale-select-tiles="force=bm=256,bn=128" 2>&1 | FileCheck %s --check-prefix=FIT
 
 // STAGES: expected stages in [2, 4] for bm=128 bn=192 within 232448 bytes of shared memory but got 9
-// KEY: unknown key 'colour' in force option (expected bm, bn, stages, splits, raster, cluster)
+// KEY: unknown key 'colour' in force option (expected bm, bn, stages, splits, raster, cluster, ksplit)
 // A 256x128 f32 output tile (128 KB of staging) leaves no room for two
 // stages; the bf16 function above it compiles.
 // FIT: error: 'blockscale.matmul' op expected a forced tile whose two-stage ring and f32 output staging fit in 232448 bytes of shared memory but bm=256,bn=128 needs {{[0-9]+}}; use a smaller bm or bn

@@ -23,10 +23,12 @@ func.func @large(%a: tensor<4096x7168xf8E4M3FN>, %as: tensor<4096x56xf32>,
 
 // -----
 
-// Decode-sized M: 17 tiles cannot fill 132 SMs, so K is split; on a GPU
-// with half the SMs, fewer splits suffice.
+// Decode-sized M: a few tiles cannot fill 132 SMs, so K is split, and the
+// splits of a tile are one cluster that sums them in shared memory (ksplit;
+// 27 clusters of 4 fit the H200's 30); on a GPU with half the SMs, fewer
+// splits suffice.
 // CHECK-LABEL: func.func @small_m
-// CHECK: tile = #blockscale.tile<bm = 128, bn = 64, bk = 128, stages = 8, cluster = 1, swizzle = 128, splits = 4, raster = 8>
+// CHECK: tile = #blockscale.tile<bm = 128, bn = 80, bk = 128, stages = 7, cluster = 1, swizzle = 128, splits = 4, raster = 8, ksplit = 4>
 // SMALLGPU-LABEL: func.func @small_m
 // SMALLGPU: splits = {{[23]}}
 func.func @small_m(%a: tensor<128x7168xf8E4M3FN>, %as: tensor<128x56xf32>,

@@ -28,7 +28,7 @@
 // CHECK: // blockscale-spec: kind=gemm name=[[GEMM]] form=fwd a=e4m3 b=e4m3 out=bf16 accumulate=0 bm=128
 // CHECK: #define BS_WGMMA_AB "e4m3.e4m3"
 // CHECK: #include "blockscale/gemm_sm90.cuh"
-// CHECK: using BsKernel = bs::GemmSm90</*BM=*/128, /*BN=*/{{[0-9]+}}, /*STAGES=*/{{[0-9]}}, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false, /*CLUSTER=*/1>;
+// CHECK: using BsKernel = bs::GemmSm90</*BM=*/128, /*BN=*/{{[0-9]+}}, /*STAGES=*/{{[0-9]}}, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false, /*CLUSTER=*/1, /*KSPLIT=*/1>;
 // CHECK: extern "C" __global__ void __launch_bounds__(BsKernel::kThreads, 1)
 // CHECK-NEXT: [[GEMM]](const __grid_constant__ bs::GemmParams p,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tA,

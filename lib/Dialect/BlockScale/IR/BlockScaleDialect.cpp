@@ -139,7 +139,7 @@ LogicalResult
 TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t bm, int64_t bn, int64_t bk, int64_t stages,
                        int64_t cluster, int64_t swizzle, int64_t splits,
-                       int64_t raster) {
+                       int64_t raster, int64_t ksplit) {
   // One consumer warpgroup computes 64 rows with m64nNk32 wgmma (bm = 256:
   // two such waves each).
   if (bm != 64 && bm != 128 && bm != 256)
@@ -177,5 +177,17 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "expected tile splits >= 1 but got " << splits;
   if (raster < 1)
     return emitError() << "expected tile raster >= 1 but got " << raster;
+  if (ksplit != 1) {
+    if (ksplit < 2 || ksplit > 8 || ksplit != splits)
+      return emitError() << "expected tile ksplit = 1 or ksplit = splits in "
+                            "[2, 8] (a portable cluster of the splits) but got "
+                            "ksplit = "
+                         << ksplit << " with splits = " << splits;
+    if (cluster != 1)
+      return emitError() << "expected tile cluster = 1 with ksplit = " << ksplit
+                         << " (a cluster either shares A or sums splits) but "
+                            "got cluster = "
+                         << cluster;
+  }
   return success();
 }

@@ -15,7 +15,8 @@ namespace mlir::blockscale {
 using namespace mlir;
 using namespace mlir::blockscale;
 
-/// Parses "bm=128,bn=128,stages=4,splits=1,raster=8" over `c`.
+/// Parses "bm=128,bn=128,stages=4,splits=1,raster=8" over `c` (also cluster
+/// and ksplit).
 static LogicalResult parseForce(StringRef spec, ::blockscale::TileChoice &c,
                                 std::string &error) {
   SmallVector<StringRef> items;
@@ -41,10 +42,12 @@ static LogicalResult parseForce(StringRef spec, ::blockscale::TileChoice &c,
       c.raster = v;
     else if (key == "cluster")
       c.cluster = v;
+    else if (key == "ksplit")
+      c.ksplit = v;
     else {
       error = ("unknown key '" + key +
                "' in force option (expected bm, bn, stages, splits, raster, "
-               "cluster)")
+               "cluster, ksplit)")
                   .str();
       return failure();
     }
@@ -101,7 +104,7 @@ struct SelectTilesPass
           return;
         }
         int maxStages = bs::gemmMaxStages(c.bm, c.bn, p.outBytes, p.wgrad,
-                                          dev.smemBytes);
+                                          dev.smemBytes, c.ksplit);
         if (maxStages < 2) {
           // Not even a double-buffered ring fits beside the epilogue's
           // staging of the output tile.
@@ -111,7 +114,8 @@ struct SelectTilesPass
               << " output staging fit in " << dev.smemBytes
               << " bytes of shared memory but bm=" << c.bm << ",bn=" << c.bn
               << " needs "
-              << bs::gemmSmemBytes(c.bm, c.bn, 2, p.outBytes, p.wgrad)
+              << bs::gemmSmemBytes(c.bm, c.bn, 2, p.outBytes, p.wgrad,
+                                   c.ksplit)
               << "; use a smaller bm or bn";
           failedAny = true;
           return;
@@ -130,7 +134,8 @@ struct SelectTilesPass
       auto attr = TileConfigAttr::getChecked(
           [&] { return op.emitOpError(); }, op.getContext(), int64_t(c.bm),
           int64_t(c.bn), int64_t(c.bk), int64_t(c.stages), int64_t(c.cluster),
-          int64_t(c.swizzle), int64_t(c.splits), int64_t(c.raster));
+          int64_t(c.swizzle), int64_t(c.splits), int64_t(c.raster),
+          int64_t(c.ksplit));
       if (!attr) {
         failedAny = true;
         return;

@@ -17,6 +17,8 @@ std::string TileChoice::str() const {
   std::ostringstream os;
   os << "bm=" << bm << ",bn=" << bn << ",stages=" << stages
      << ",splits=" << splits << ",raster=" << raster << ",cluster=" << cluster;
+  if (ksplit > 1)
+    os << ",ksplit=" << ksplit;
   return os.str();
 }
 
@@ -29,10 +31,26 @@ bool blockscale::isValidTile(int bm, int bn) {
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+int DeviceModel::clusterSlots(int size) const {
+  if (size <= 1)
+    return numSMs;
+  // cudaOccupancyMaxActiveClusters on the H200 (132 SMs, ~200 KB of shared
+  // memory per CTA; bench/tools/cluster_occupancy.cu, 2026-12-03 run 75):
+  // sizes 2..8 hold 66, 39, 30, 22, 17, 15, 15 clusters (132, 117, 120,
+  // 110, 102, 105, 120 SMs). Other SM counts scale that (pairs always fill
+  // the TPCs).
+  static const int h200[] = {0, 132, 66, 39, 30, 22, 17, 15, 15};
+  if (size == 2)
+    return numSMs / 2;
+  if (size > 8)
+    return 0;
+  return int(int64_t(h200[size]) * numSMs / 132);
+}
+
 double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
                                    TileChoice &c) {
   c.stages = std::min(8, bs::gemmMaxStages(c.bm, c.bn, p.outBytes, p.wgrad,
-                                           d.smemBytes));
+                                           d.smemBytes, c.ksplit));
   if (c.stages < 2)
     return INFINITY;
   int64_t kBlocks = ceilDiv(p.k, 128);
@@ -44,6 +62,13 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   int64_t grid = std::min<int64_t>(units, d.numSMs / c.cluster * c.cluster);
   // Persistent CTAs take units round-robin: the busiest does ceil(units/grid).
   int64_t unitsPerCta = ceilDiv(units, grid);
+  if (c.ksplit > 1) {
+    // A cluster per tile; as many clusters as fit at once.
+    int slots = d.clusterSlots(c.ksplit);
+    if (slots < 1)
+      return INFINITY;
+    unitsPerCta = ceilDiv(tiles, std::min<int64_t>(tiles, slots));
+  }
   int64_t kbPerUnit = ceilDiv(kBlocks, c.splits);
 
   // Time of one 128-deep K-block of one CTA, in SM clocks, fitted to
@@ -87,9 +112,27 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   double epiClk = 600 + c.bm * c.bn * p.outBytes / 64.0;
   if (c.bm == 256 && c.cluster == 2)
     epiClk += 0.85 * wave256Clk;
-  if (c.splits > 1) // partial write + flag + (last CTA) read of the others
-    epiClk += 1500 + c.bm * c.bn * 4.0 * 2 / 64.0;
+  // Split-K hand-offs, fitted to the phase stamps (blockscale-gen
+  // --timeline) of 2026-12-03 runs 74-78 at M = 128: cycles from the median
+  // CTA's last K-block to the tile's stores, which include waiting for the
+  // slowest split.
   double fillClk = 2500;
+  if (c.splits > 1 && c.ksplit > 1) {
+    // Summed in the cluster: each CTA pushes (ksplit-1)/ksplit of its
+    // partial to its peers, waits for theirs and stores its share from
+    // registers (no staging): 2030 cycles at bn = 64 in 2 splits, 2570 at
+    // bn = 64 in 3, 3220 at bn = 80 in 4. The cluster's start-up barrier
+    // costs ~650 cycles more than a CTA's.
+    epiClk = 1300 + 350.0 * c.ksplit +
+             c.bm * c.bn * 4.0 * (c.ksplit - 1) / c.ksplit / 64.0;
+    fillClk += 650;
+  } else if (c.splits > 1) {
+    // Through the workspace: partial write, fence and counter, then the
+    // last split reads the others: 6140 cycles at bn = 64 and 9300 at
+    // bn = 128, both in 4 splits (the fit before the stamps, 1500 +
+    // 8 bytes per element / 64, had half of that).
+    epiClk += 2400 + 1.15 * (c.splits + 1) * c.bm * c.bn * 4.0 / 64.0;
+  }
   double ctaClk = fillClk + unitsPerCta * (kbPerUnit * kbClk + epiClk);
   double computeSec = ctaClk / d.clockHz;
 
@@ -102,7 +145,7 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   // N=7168, K=16384 ran 46.6 us with 15 MB of partials at bn=112, 2 splits,
   // against 49.9 us without splits at bn=64).
   double partialBytes = double(tiles) * c.splits * c.bm * c.bn * 4;
-  if (c.splits > 1 && partialBytes > d.l2Bytes)
+  if (c.splits > 1 && c.ksplit == 1 && partialBytes > d.l2Bytes)
     hbmBytes += partialBytes * 2;
   double hbmSec = hbmBytes / d.hbmBytesPerSec;
   double sec = std::max(computeSec, hbmSec) + d.launchSeconds;
@@ -144,18 +187,29 @@ std::vector<TileChoice> blockscale::rankTiles(const GemmProblem &p,
           break;
         if (splits > 1 && tiles >= d.numSMs)
           break;
-        TileChoice c;
-        c.bm = bm;
-        c.bn = bn;
-        c.splits = splits;
-        c.cluster = cluster;
-        // Raster group: about sqrt(grid) N-tiles so that the concurrent tiles
-        // form a square of the output (fewest distinct A and B panels).
-        int64_t tilesN = ceilDiv(p.n, bn);
-        c.raster = int(std::min<int64_t>(tilesN, 8));
-        if (!std::isfinite(estimateSeconds(p, d, c)))
-          continue;
-        all.push_back(c);
+        // Splits through the workspace, and (up to 8, one portable cluster)
+        // summed in a cluster instead; C += AB only in f32 there.
+        for (int ksplit : {1, splits}) {
+          if (ksplit > 1 &&
+              (ksplit > 4 || cluster != 1 || (p.accumulate && p.outBytes != 4)))
+            continue;
+          TileChoice c;
+          c.bm = bm;
+          c.bn = bn;
+          c.splits = splits;
+          c.cluster = cluster;
+          c.ksplit = ksplit;
+          // Raster group: about sqrt(grid) N-tiles so that the concurrent
+          // tiles form a square of the output (fewest distinct A and B
+          // panels).
+          int64_t tilesN = ceilDiv(p.n, bn);
+          c.raster = int(std::min<int64_t>(tilesN, 8));
+          if (!std::isfinite(estimateSeconds(p, d, c)))
+            continue;
+          all.push_back(c);
+          if (splits == 1)
+            break;
+        }
       }
     }
   }
@@ -167,11 +221,16 @@ std::vector<TileChoice> blockscale::rankTiles(const GemmProblem &p,
   // 13.2 against 14.35 as chosen by the planner), and
   // M = 128, N = 7168, K = 16384 at 40.5 us with bn = 112 in 2 splits (one
   // unit) against about 48 in 4 splits (two; run 70), all at one estimate.
+  // Likewise the split-K hand-off: at one estimate, splits summed in a
+  // cluster go first (M = 128, N = 7168, K = 16384, bn = 112 in 2 splits:
+  // 759 against 723 TFLOP/s through the workspace, 2026-12-03 run 78).
   std::stable_sort(all.begin(), all.end(),
                    [](const TileChoice &a, const TileChoice &b) {
                      if (a.predictedSeconds != b.predictedSeconds)
                        return a.predictedSeconds < b.predictedSeconds;
-                     return a.unitsPerCta < b.unitsPerCta;
+                     if (a.unitsPerCta != b.unitsPerCta)
+                       return a.unitsPerCta < b.unitsPerCta;
+                     return (a.ksplit > 1) > (b.ksplit > 1);
                    });
   return all;
 }

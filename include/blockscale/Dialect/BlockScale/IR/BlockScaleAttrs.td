@@ -63,18 +63,25 @@ def BlockScale_TileConfigAttr : BlockScale_Attr<"TileConfig", "tile"> {
     One CTA computes a `bm x bn` tile of C (split `splits` ways along K),
     streaming `bk`-deep slices of A and B through a `stages`-deep TMA /
     mbarrier ring in shared memory that is swizzled at `swizzle` bytes.
-    `cluster` CTAs form a thread-block cluster, and `raster` is the width of
-    the L2-friendly tile rasterization group.
+    `cluster` CTAs form a thread-block cluster that shares A, and `raster`
+    is the width of the L2-friendly tile rasterization group. With
+    `ksplit = splits` (2 to 8) the splits of a tile are instead the CTAs of
+    one cluster, which sum their partials through distributed shared memory;
+    with the default `ksplit = 1` (not printed) split-K partials go through a
+    global workspace.
 
     ```mlir
     #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 5, cluster = 1,
                      swizzle = 128, splits = 1, raster = 8>
+    #blockscale.tile<bm = 128, bn = 64, bk = 128, stages = 8, cluster = 1,
+                     swizzle = 128, splits = 4, raster = 8, ksplit = 4>
     ```
   }];
   let parameters = (ins "int64_t":$bm, "int64_t":$bn, "int64_t":$bk,
                         "int64_t":$stages, "int64_t":$cluster,
                         "int64_t":$swizzle, "int64_t":$splits,
-                        "int64_t":$raster);
+                        "int64_t":$raster,
+                        DefaultValuedParameter<"int64_t", "1">:$ksplit);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -16,6 +16,7 @@ namespace blockscale {
 struct TileChoice {
   int bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128;
   int splits = 1, raster = 8;
+  int ksplit = 1; // = splits: the splits are one cluster, summed in DSMEM
   double predictedSeconds = 0; // model estimate, for reports
   int64_t unitsPerCta = 0;     // rounds of work units of the busiest CTA
   std::string str() const;
@@ -36,6 +37,10 @@ struct DeviceModel {
   double hbmBytesPerSec = 3.3e12;    // achievable HBM for GEMM streams
   double l2Bytes = 50e6;             // H100/H200 L2 (split-K partials stay)
   double launchSeconds = 4.0e-6;     // launch + drain
+  /// Thread-block clusters of `size` CTAs (one CTA per SM) resident at once.
+  /// A cluster lives inside one GPC, so sizes that do not divide a GPC's SM
+  /// count leave SMs idle.
+  int clusterSlots(int size) const;
 };
 
 /// Whether a configuration is one the kernel templates implement.

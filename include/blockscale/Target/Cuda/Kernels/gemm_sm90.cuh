@@ -40,6 +40,10 @@
 //  * optional split-K: each (tile, split) unit writes its f32 partial to a
 //    workspace; the last of the splits to arrive (a counter per tile and
 //    warpgroup) adds the others and runs the epilogue, then resets the counter.
+//    With KSPLIT > 1 the KSPLIT splits of a tile are instead the CTAs of one
+//    cluster: each finishes 1/KSPLIT of the tile's columns, receiving the
+//    peers' partials of them into its shared memory (st.async), and stores
+//    them, with no global round trip (see clusterReduce).
 //
 //===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_KERNELS_GEMM_SM90_CUH
@@ -90,13 +94,23 @@ __host__ __device__ constexpr int constGcd(int a, int b) {
 }
 
 template <int BM_, int BN_, int STAGES_, bool WGRAD_, bool OUT_F32_,
-          bool ACCUMULATE_, int CLUSTER_ = 1>
+          bool ACCUMULATE_, int CLUSTER_ = 1, int KSPLIT_ = 1>
 struct GemmSm90 {
   static constexpr int BM = BM_, BN = BN_, BK = 128, STAGES = STAGES_;
   static constexpr bool WGRAD = WGRAD_, OUT_F32 = OUT_F32_;
   static constexpr bool ACCUMULATE = ACCUMULATE_;
   static constexpr int CLUSTER = CLUSTER_;
   static_assert(CLUSTER == 1 || CLUSTER == 2, "pairs of CTAs at most");
+  // Splits of one tile summed inside a cluster (1: none, or split-K through
+  // the global workspace when GemmParams::splits > 1).
+  static constexpr int KSPLIT = KSPLIT_;
+  static_assert(KSPLIT >= 1 && KSPLIT <= 8, "a portable cluster is <= 8 CTAs");
+  static_assert(KSPLIT == 1 || CLUSTER == 1,
+                "a cluster either shares A or sums splits");
+  static_assert(KSPLIT == 1 || !ACCUMULATE || OUT_F32,
+                "C += AB with splits summed in a cluster is f32 only");
+  // CTAs per cluster, whichever the reason.
+  static constexpr int kClusterCtas = CLUSTER * KSPLIT;
   static_assert(BM == 64 || BM == 128 || BM == 256,
                 "one or two m64 consumer warpgroups, one or two waves");
   static_assert(BN % 16 == 0 && BN >= 16 && BN <= 192, "wgmma N");
@@ -135,15 +149,20 @@ struct GemmSm90 {
   static constexpr int kOffA = 0;
   static constexpr int kOffB = kOffA + STAGES * kABytes;
   static constexpr int kOffC = kOffB + STAGES * kBBytes;
-  static constexpr int kOffSA = kOffC + BM * BN * kOutBytes;
+  // (KSPLIT: the epilogue's staging is the receive buffer of clusterReduce,
+  // at least as large as gemmKsplitRecvBytes.)
+  static constexpr int kOffSA =
+      kOffC + constMax(BM * BN * kOutBytes, gemmKsplitRecvBytes(BM, BN, KSPLIT));
   static constexpr int kOffSB = kOffSA + STAGES * BM * 4;
   static constexpr int kOffBar = kOffSB + (WGRAD ? STAGES * kSBStage : 0);
   static constexpr int kOffFlag = kOffBar + STAGES * 16;
   static constexpr int kSmemBytes = 1024 + kOffFlag + 16;
   static_assert(kSmemBytes ==
-                    gemmSmemBytes(BM, BN, STAGES, kOutBytes, WGRAD),
+                    gemmSmemBytes(BM, BN, STAGES, kOutBytes, WGRAD, KSPLIT),
                 "host and device disagree on the shared-memory layout");
   static_assert(kSmemBytes <= 232448, "exceeds 227 KB of shared memory");
+  // (KSPLIT: the two cluster barriers live in the split-K flag words, which
+  // only the workspace hand-off uses.)
 
   // Two in-flight accumulators (current K-block promoted while the next one
   // runs) cost BN/2 more registers per thread: 3 * BN/2 + ~30 must stay under
@@ -173,12 +192,18 @@ struct GemmSm90 {
 
   // Work units are (tile group, split) pairs; a tile group is CLUSTER
   // horizontally adjacent tiles, one per CTA of a cluster.
+  // (With KSPLIT a unit is a tile, and the CTA of rank r takes split r.)
   __device__ __forceinline__ static int numUnits(const GemmParams &p) {
-    return p.tilesM * ((p.tilesN + CLUSTER - 1) / CLUSTER) * p.splits;
+    return p.tilesM * ((p.tilesN + CLUSTER - 1) / CLUSTER) *
+           (KSPLIT > 1 ? 1 : p.splits);
   }
 
   __device__ __forceinline__ static Unit decode(const GemmParams &p, int u,
                                                 int rank) {
+    if (KSPLIT > 1) { // p.splits == KSPLIT (launchGemm checks)
+      u = u * KSPLIT + rank;
+      rank = 0;
+    }
     Unit r;
     int group = u / p.splits;
     r.split = u - group * p.splits;
@@ -221,9 +246,21 @@ struct GemmSm90 {
     const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
     const int tid = threadIdx.x % 128;
     const int units = numUnits(p);
-    const int rank = CLUSTER > 1 ? static_cast<int>(clusterCtaRank()) : 0;
-    const int first = blockIdx.x / CLUSTER, stride = gridDim.x / CLUSTER;
+    const int rank =
+        kClusterCtas > 1 ? static_cast<int>(clusterCtaRank()) : 0;
+    const int first = blockIdx.x / kClusterCtas,
+              stride = gridDim.x / kClusterCtas;
 
+#ifdef BS_EXP_PARAM_TOUCH
+    // Experiment: another warp reads the scalar parameters at entry, so that
+    // their constant-bank miss overlaps the barrier setup (the stamps put
+    // ~1200 cycles between the CTA's barrier and its first decode).
+    if (threadIdx.x == 32) {
+      const int x = p.m + p.n + p.kBlocks + p.tilesM + p.tilesN + p.splits +
+                    p.raster;
+      asm volatile("" ::"r"(x));
+    }
+#endif
     if (threadIdx.x == 0) {
       BS_TIMELINE(true, Entry);
       BS_TIMELINE(true, GEntry);
@@ -231,6 +268,13 @@ struct GemmSm90 {
         mbarInit(fullBar(base, s), 1);
         // Every consumer warp of every CTA that reads this stage's A.
         mbarInit(emptyBar(base, s), kConsumers * 4 * CLUSTER);
+      }
+      if (KSPLIT > 1) {
+        // ready: one arrival (with the bytes it expects) per consumer warp
+        // of this CTA, plus the peers' st.async bytes; freed: one arrival
+        // per consumer warp of every peer.
+        mbarInit(readyBar(base), kConsumers * 4);
+        mbarInit(freedBar(base), kConsumers * 4 * (KSPLIT - 1));
       }
       fenceBarrierInit();
       tmaPrefetchDesc(tA);
@@ -242,18 +286,25 @@ struct GemmSm90 {
     }
     // Peers arrive on (and multicast into) this CTA's barriers: they must
     // see them initialized.
-    if (CLUSTER > 1)
+    if (kClusterCtas > 1)
       clusterSync();
     else
       __syncthreads();
     BS_TIMELINE(threadIdx.x == 0, Ready);
 
     if (wg == kConsumers) {
+#ifndef BS_EXP_NO_SETMAXNREG
       setMaxNRegDec<kProducerRegs>();
+#endif
       if (tid == 0)
         produce(p, base, units, first, stride, rank, tA, tB, tSA, tSB);
     } else {
+#ifndef BS_EXP_NO_SETMAXNREG
+      // (Experiment without: what the register hand-over costs at the
+      // start; the kernels compile to 168 registers, which the launch gives
+      // every thread anyway.)
       setMaxNRegInc<kConsumerRegs>();
+#endif
       consume(p, base, smem, wg, tid, units, first, stride, rank, tC);
     }
     if (CLUSTER > 1) {
@@ -261,6 +312,8 @@ struct GemmSm90 {
       __syncwarp();
       clusterSync();
     }
+    // (KSPLIT: the consumers wait until the peers are done with this CTA's
+    // shared memory, see consume.)
   }
 
   __device__ __forceinline__ static u32 fullBar(u32 base, int s) {
@@ -268,6 +321,15 @@ struct GemmSm90 {
   }
   __device__ __forceinline__ static u32 emptyBar(u32 base, int s) {
     return base + kOffBar + STAGES * 8 + s * 8;
+  }
+  // KSPLIT: the peers' partials have arrived in this CTA's receive buffer
+  // (ready), and the peers have read what this CTA pushed into theirs
+  // (freed); one phase per unit.
+  __device__ __forceinline__ static u32 readyBar(u32 base) {
+    return base + kOffFlag;
+  }
+  __device__ __forceinline__ static u32 freedBar(u32 base) {
+    return base + kOffFlag + 8;
   }
 
   __device__ static void produce(const GemmParams &p, u32 base, int units,
@@ -278,6 +340,7 @@ struct GemmSm90 {
     u32 phase = 0;
     for (int u = first; u < units; u += stride) {
       Unit w = decode(p, u, rank);
+      BS_TIMELINE(u == first, ProdStart);
 #ifdef BS_EXP_NO_MAIN
       continue;
 #endif
@@ -286,6 +349,7 @@ struct GemmSm90 {
         // barrier reports as complete.
         mbarWait(emptyBar(base, stage), phase ^ 1);
         u32 full = fullBar(base, stage);
+        BS_TIMELINE(u == first && kb == w.kb0, FirstIssue);
 #ifdef BS_EXP_NO_TMA
         // Experiment: no operand traffic at all (results are garbage).
         mbarArrive(full);
@@ -682,7 +746,8 @@ struct GemmSm90 {
     if (wg == 1)
       turnEnd(turns, wg); // warpgroup 0 goes first
 
-    for (int u = first; u < units; u += stride) {
+    int n = 0; // units done by this CTA
+    for (int u = first; u < units; u += stride, ++n) {
       Unit w = decode(p, u, rank);
       const int m0 = w.mb * BM, n0 = w.nb * BN;
 
@@ -716,8 +781,19 @@ struct GemmSm90 {
 #endif
       BS_TIMELINE(wg == 0 && tid == 0, LoopEnd);
 
+#ifdef BS_EXP_SPLIT_SKIP
+      // Experiment: no split-K hand-off; split 0 stores its partial alone
+      // (a wrong result): the floor for any reduction of the splits.
+      if (w.split != 0)
+        continue;
+#else
+      if (KSPLIT > 1) {
+        clusterReduce(p, base, smem, wg, tid, rank, n, m0, n0, r0, c0, acc);
+        continue;
+      }
       if (p.splits > 1 && !splitKReduce(p, smem, w, wg, tid, acc))
         continue; // another split finishes this tile
+#endif
 
       epilogue(cBase, wg, tid, r0, c0, m0, n0, acc, tC);
       BS_TIMELINE(wg == 0 && tid == 0, EpiIssued);
@@ -725,11 +801,139 @@ struct GemmSm90 {
 
     if (wg == 0)
       turnBegin(turns, wg); // the grant warpgroup 1 gave after its last issue
-    // Shared memory must stay alive until the last TMA store has read it.
+    // Shared memory must stay alive until the last TMA store has read it,
+    // and (KSPLIT) until the peers have read the last partial.
     if (tid == 0)
       bulkWait0();
+    if (KSPLIT > 1 && n > 0)
+      mbarWait(freedBar(base), (n - 1) & 1);
     BS_TIMELINE(wg == 0 && tid == 0, Exit);
     BS_TIMELINE(wg == 0 && tid == 0, GExit);
+  }
+
+  // Split-K inside the cluster (KSPLIT): the CTA of rank r holds split r of
+  // the tile in `acc` and finishes 1/KSPLIT of the tile's columns (float4
+  // fragments i with i % KSPLIT == r, 8 columns each). Each CTA pushes the
+  // fragments its peers finish straight from registers into their receive
+  // buffers (st.async, which completes transaction bytes on the receiver's
+  // "ready" barrier: no fence and no release), waits for its own, adds and
+  // stores to C from registers. The first version, in which each CTA left
+  // its partial in its own ring for the peers to read after a
+  // fence.acq_rel.cluster and a release.cluster arrival, spent 3500-7600
+  // cycles between the last K-block and the stores (2026-12-03 run 77), no
+  // less than the workspace hand-off it replaces; skipping the hand-off
+  // altogether had run 1.36x faster at M = 128, N = 2112, K = 7168 (run 75).
+  __device__ static void clusterReduce(const GemmParams &p, u32 base,
+                                       const unsigned char *smem, int wg,
+                                       int tid, int rank, int n, int m0,
+                                       int n0, int r0, int c0,
+                                       float (&acc)[kWaves][kAcc]) {
+    constexpr int kVec = kAcc / 4; // float4 fragments per thread and wave
+    const int lane = tid % 32;
+    // Fragments this CTA finishes, and the bytes this warp receives.
+    const int mine = rank < kVec ? (kVec - rank + KSPLIT - 1) / KSPLIT : 0;
+    if (lane == 0)
+      mbarArriveExpectTx(readyBar(base),
+                         (KSPLIT - 1) * kWaves * mine * 32 * 16);
+    // The peers have read what this CTA pushed for the previous unit.
+    if (n > 0)
+      mbarWait(freedBar(base), (n - 1) & 1);
+    const u32 recv = base + kOffC;
+#pragma unroll
+    for (int r = 0; r < KSPLIT; ++r) {
+      if (r == rank)
+        continue;
+      // This CTA is sender number (rank < r ? rank : rank - 1) of CTA r.
+      const u32 dst =
+          mapaShared(recv + recvOffset(rank < r ? rank : rank - 1, 0, wg, 0,
+                                       tid),
+                     r);
+      const u32 bar = mapaShared(readyBar(base), r);
+#pragma unroll
+      for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+        for (int i = 0; i < kVec; ++i)
+          if (i % KSPLIT == r)
+            stAsync4(dst + recvOffset(0, v, 0, i / KSPLIT, 0), acc[v][4 * i],
+                     acc[v][4 * i + 1], acc[v][4 * i + 2], acc[v][4 * i + 3],
+                     bar);
+    }
+    mbarWait(readyBar(base), n & 1);
+#pragma unroll
+    for (int s = 0; s < KSPLIT - 1; ++s)
+#pragma unroll
+      for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+        for (int i = 0; i < kVec; ++i)
+          if (i % KSPLIT == rank) {
+            const float4 x = *reinterpret_cast<const float4 *>(
+                smem + kOffC + recvOffset(s, v, wg, i / KSPLIT, tid));
+            acc[v][4 * i + 0] += x.x;
+            acc[v][4 * i + 1] += x.y;
+            acc[v][4 * i + 2] += x.z;
+            acc[v][4 * i + 3] += x.w;
+          }
+    // (The sums above consumed every load.)
+    __syncwarp();
+    if (lane == 0) {
+#pragma unroll
+      for (int r = 0; r < KSPLIT; ++r)
+        if (r != rank)
+          mbarArriveCluster(mapaShared(freedBar(base), r));
+    }
+    BS_TIMELINE(wg == 0 && tid == 0, SplitDone);
+    // Register fragment: float4 i holds rows r0 and r0 + 8, columns
+    // 8 i + c0 and +1 (see consume).
+#pragma unroll
+    for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) {
+        if (i % KSPLIT != rank)
+          continue;
+        const int col = n0 + 8 * i + c0;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = m0 + v * kWaveRows + wg * 64 + r0 + 8 * h;
+          if (row >= p.m || col >= p.n)
+            continue;
+          const float x0 = acc[v][4 * i + 2 * h], x1 = acc[v][4 * i + 2 * h + 1];
+          const bool both = col + 1 < p.n;
+          const long long at = static_cast<long long>(row) * p.ldc + col;
+          if (OUT_F32) {
+            float *c = static_cast<float *>(p.c) + at;
+            if (both) {
+              float2 y = make_float2(x0, x1);
+              if (ACCUMULATE) {
+                const float2 o = *reinterpret_cast<const float2 *>(c);
+                y.x += o.x;
+                y.y += o.y;
+              }
+              *reinterpret_cast<float2 *>(c) = y;
+            } else {
+              c[0] = ACCUMULATE ? c[0] + x0 : x0;
+            }
+          } else {
+            unsigned short *c = static_cast<unsigned short *>(p.c) + at;
+            if (both)
+              *reinterpret_cast<u32 *>(c) = packBf16x2(x0, x1);
+            else
+              c[0] = static_cast<unsigned short>(packBf16x2(x0, 0.f));
+          }
+        }
+      }
+    BS_TIMELINE(wg == 0 && tid == 0, EpiIssued);
+  }
+
+  // KSPLIT receive buffer (in place of the epilogue's staging): fragment q
+  // of this CTA's share from sender s (0..KSPLIT-2), wave v, warpgroup wg,
+  // thread tid, as a shared-memory address; float4 q of every thread
+  // contiguous across the warpgroup (conflict-free 16-byte accesses).
+  static constexpr int kShare = (kAcc / 4 + KSPLIT - 1) / KSPLIT;
+  __device__ __forceinline__ static u32 recvOffset(int s, int v, int wg, int q,
+                                                   int tid) {
+    return 16u * static_cast<u32>(
+                     (((s * kWaves + v) * kConsumers + wg) * kShare + q) * 128 +
+                     tid);
   }
 
   // Split-K: publish this unit's partial; returns true (with `acc` holding

@@ -31,6 +31,10 @@ struct GemmParams {
   // leaves it zero).
   float *workspace;
   int *counters;
+  // C itself (row-major, ldc elements per row), for the kernels that sum
+  // their splits in a cluster and store straight from registers (KSPLIT).
+  void *c;
+  long long ldc;
 };
 
 // Split-K workspace layout: a fixed block of counters first, then the
@@ -53,13 +57,28 @@ struct QuantParams {
   long long ssr, ssc;
 };
 
+BS_HOST_DEVICE constexpr int constMax(int a, int b) { return a > b ? a : b; }
+
+// Splits summed in a cluster of `ksplit` CTAs (GemmSm90 KSPLIT): each CTA
+// receives, from each of its ksplit - 1 peers, its share (every ksplit-th of
+// the bn / 8 float4 fragments per thread) for each 64-row slab of the tile.
+BS_HOST_DEVICE constexpr int gemmKsplitRecvBytes(int bm, int bn, int ksplit) {
+  return ksplit > 1
+             ? (ksplit - 1) * (bm / 64) * ((bn / 8 + ksplit - 1) / ksplit) *
+                   128 * 16
+             : 0;
+}
+
 // Dynamic shared memory of a GEMM configuration; the kernel carves the same
 // regions in the same order (see gemm_sm90.cuh).
 BS_HOST_DEVICE constexpr int gemmSmemBytes(int bm, int bn, int stages,
-                                           int outBytes, bool wgrad) {
+                                           int outBytes, bool wgrad,
+                                           int ksplit = 1) {
   return 1024 /* base alignment slack for 128B-swizzled TMA boxes */ +
          stages * (bm * 128 + bn * 128) /* A and B tiles */ +
-         bm * bn * outBytes /* epilogue staging */ +
+         constMax(bm * bn * outBytes,
+                  gemmKsplitRecvBytes(bm, bn, ksplit)) /* epilogue staging
+                                                          or receive buffer */ +
          stages * bm * 4 /* A scales */ +
          (wgrad ? stages * ((bn * 4 + 127) / 128 * 128) : 0) /* B scales */ +
          stages * 2 * 8 /* full/empty mbarriers */ + 16 /* split-K flag */;
@@ -88,9 +107,11 @@ BS_HOST_DEVICE constexpr int quantCtasPerSM(int inBytes) {
 
 // Largest pipeline depth that fits `smemLimit` bytes.
 BS_HOST_DEVICE constexpr int gemmMaxStages(int bm, int bn, int outBytes,
-                                           bool wgrad, int smemLimit) {
+                                           bool wgrad, int smemLimit,
+                                           int ksplit = 1) {
   int s = 0;
-  while (s < 16 && gemmSmemBytes(bm, bn, s + 1, outBytes, wgrad) <= smemLimit)
+  while (s < 16 &&
+         gemmSmemBytes(bm, bn, s + 1, outBytes, wgrad, ksplit) <= smemLimit)
     ++s;
   return s;
 }
@@ -103,6 +124,8 @@ namespace timeline {
 enum Slot {
   Entry,     // kernel entry
   Ready,     // barriers initialized, CTA synchronized
+  ProdStart, // producer: registers given back, first unit decoded
+  FirstIssue, // producer: first stage free and armed, before its TMA loads
   FirstLoad, // producer: first TMA load issued
   FirstData, // consumers: first stage full
   LoopEnd,   // consumers: last K loop done

@@ -185,6 +185,17 @@ __device__ __forceinline__ void mbarArriveCluster(u32 clusterAddr) {
                : "memory");
 }
 
+// 16 bytes into a peer CTA's shared memory (addresses from mapaShared) that
+// complete 16 transaction bytes on the peer's barrier `bar`: the peer sees
+// the data once its wait on that barrier's phase returns.
+__device__ __forceinline__ void stAsync4(u32 clusterAddr, float a, float b,
+                                         float c, float d, u32 bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 "
+               "[%0], {%1, %2, %3, %4}, [%5];" ::"r"(clusterAddr),
+               "f"(a), "f"(b), "f"(c), "f"(d), "r"(bar)
+               : "memory");
+}
+
 //===-- barriers and registers -------------------------------------------===//
 
 __device__ __forceinline__ void namedBarSync(int id, int threads) {
