@@ -94,7 +94,7 @@ def main():
         fn = bg.cublaslt_fn(form, aq, as_, bq, bs, K)
         try:
             lt_ms = bg.bench_graph(fn) if fn else float("nan")
-        except RuntimeError as e:  # a shape cuBLASLt refuses (e.g. tiny M)
+        except (RuntimeError, ValueError) as e:  # a shape cuBLASLt refuses (M = 1)
             print(f"cuBLASLt: {form} {M}x{N}x{K}: {str(e).splitlines()[0]}", flush=True)
             lt_ms = float("nan")
         for r in range(args.rounds):

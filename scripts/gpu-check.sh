@@ -74,6 +74,13 @@ ksplit_sweep() {
   run 120 $GEN --run $dbg --iters 0 --m 128 --n 7168 --k 16384 --force-tile bm=128,bn=112,splits=2,ksplit=2
 }
 
+# The shapes whose tile the ksplit planner changed (twelfth session), the
+# new choice against the old one forced (shape%tile).
+changed12() {
+  AB_DEFINES="" AB_ROUNDS=2 AB_SHAPES=1x2112x7168,16x4096x7168,64x2112x7168,128x576x7168,128x1536x7168,256x2112x7168,512x4096x7168,512x2112x7168,256x7168x16384 \
+    AB_TILES=";1x2112x7168%bm=64,bn=192,splits=12;16x4096x7168%bm=64,bn=192,splits=6;64x2112x7168%bm=64,bn=192,splits=12;128x576x7168%bm=128,bn=64,splits=12;128x1536x7168%bm=128,bn=96,splits=8;256x2112x7168%bm=128,bn=96,splits=3;512x4096x7168%bm=128,bn=128;512x2112x7168%bm=128,bn=192,splits=3;256x7168x16384%bm=256,bn=112,splits=2" ab_gemm
+}
+
 quant_sweep() {
   for r in 1x128 128x1 128x128; do
     for f in "" "--transpose" "--col-major" "--transpose --col-major"; do
@@ -598,9 +605,12 @@ case "$mode" in
     # against the old choice forced (shape%tile)
     gemm_table 420 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128;bm=256,bn=128,cluster=2"
     python_tests
-    AB_DEFINES="" AB_ROUNDS=2 AB_SHAPES=1x2112x7168,16x4096x7168,64x2112x7168,128x576x7168,128x1536x7168,256x2112x7168,512x4096x7168,512x2112x7168,256x7168x16384 \
-      AB_TILES=";1x2112x7168%bm=64,bn=192,splits=12;16x4096x7168%bm=64,bn=192,splits=6;64x2112x7168%bm=64,bn=192,splits=12;128x576x7168%bm=128,bn=64,splits=12;128x1536x7168%bm=128,bn=96,splits=8;256x2112x7168%bm=128,bn=96,splits=3;512x4096x7168%bm=128,bn=128;512x2112x7168%bm=128,bn=192,splits=3;256x7168x16384%bm=256,bn=112,splits=2" ab_gemm
-    gemm_sweep ;;
+    changed12
+    gemm_sweep
+    for a in "--m 128 --n 2112 --k 7168" "--m 128 --n 4096 --k 7168"; do
+      run 120 $GEN --run --iters 20 --timeline $a
+    done ;;
+  changed12) changed12 ;;
   split_probe) # split-K at M = 128 (2026-12-03, twelfth session): clusters the
     # GPU holds per size, the phase stamps, and the kernels without the
     # split-K hand-off (split 0 stores alone: a wrong result, the floor)

@@ -187,11 +187,18 @@ std::vector<TileChoice> blockscale::rankTiles(const GemmProblem &p,
           break;
         if (splits > 1 && tiles >= d.numSMs)
           break;
-        // Splits through the workspace, and (up to 8, one portable cluster)
-        // summed in a cluster instead; C += AB only in f32 there.
+        // Splits through the workspace, and (2 to 4, bm <= 128) summed in a
+        // cluster instead; C += AB only in f32 there. 2026-12-03 runs 78 and
+        // 80: 6 and 8 splits in a cluster ran slower than 3-4 (318-327
+        // against 396-406 TFLOP/s at M = 128, N = 2112, K = 7168), and
+        // bm = 256 in 2 summed splits 944 against 1022 for bm = 128
+        // unsplit at M = 512, N = 4096, K = 7168 (the model had them the
+        // other way round; +4 % against the workspace's at M = 256,
+        // N = 7168, K = 16384).
         for (int ksplit : {1, splits}) {
           if (ksplit > 1 &&
-              (ksplit > 4 || cluster != 1 || (p.accumulate && p.outBytes != 4)))
+              (ksplit > 4 || bm > 128 || cluster != 1 ||
+               (p.accumulate && p.outBytes != 4)))
             continue;
           TileChoice c;
           c.bm = bm;

@@ -286,10 +286,17 @@ struct GemmSm90 {
     }
     // Peers arrive on (and multicast into) this CTA's barriers: they must
     // see them initialized.
-    if (kClusterCtas > 1)
+    if (CLUSTER > 1) {
       clusterSync();
-    else
+    } else {
       __syncthreads();
+      // KSPLIT: the peers first push into this CTA's shared memory after
+      // their first unit's K loop; the consumers wait for this arrival just
+      // before their first push, the producer warps after their loads
+      // (stamped: the cluster barrier at the start took ~650 cycles).
+      if (KSPLIT > 1)
+        clusterArrive();
+    }
     BS_TIMELINE(threadIdx.x == 0, Ready);
 
     if (wg == kConsumers) {
@@ -298,6 +305,10 @@ struct GemmSm90 {
 #endif
       if (tid == 0)
         produce(p, base, units, first, stride, rank, tA, tB, tSA, tSB);
+      if (KSPLIT > 1) {
+        __syncwarp();
+        clusterWait();
+      }
     } else {
 #ifndef BS_EXP_NO_SETMAXNREG
       // (Experiment without: what the register hand-over costs at the
@@ -807,6 +818,8 @@ struct GemmSm90 {
       bulkWait0();
     if (KSPLIT > 1 && n > 0)
       mbarWait(freedBar(base), (n - 1) & 1);
+    if (KSPLIT > 1 && n == 0)
+      clusterWait(); // (no unit: still one wait per arrival)
     BS_TIMELINE(wg == 0 && tid == 0, Exit);
     BS_TIMELINE(wg == 0 && tid == 0, GExit);
   }
@@ -830,6 +843,9 @@ struct GemmSm90 {
                                        float (&acc)[kWaves][kAcc]) {
     constexpr int kVec = kAcc / 4; // float4 fragments per thread and wave
     const int lane = tid % 32;
+    // Every peer has initialized its barriers (see run).
+    if (n == 0)
+      clusterWait();
     // Fragments this CTA finishes, and the bytes this warp receives.
     const int mine = rank < kVec ? (kVec - rank + KSPLIT - 1) / KSPLIT : 0;
     if (lane == 0)
