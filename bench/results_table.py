@@ -31,6 +31,8 @@ def main():
         cfg = f"{spec['bm']}, {spec['bn']}, {spec['stages']}, {spec['splits']}"
         if spec.get("cluster", "1") != "1":
             cfg += f"; cluster {spec['cluster']}"
+        if spec.get("ksplit", "1") != "1":  # splits summed in a cluster
+            cfg += f"; summed in clusters of {spec['ksplit']}"
         ratio = tf(r, "ours_ms") / tf(r, "cublaslt_ms")
         if key in GOALS:
             ratios.append(ratio)
