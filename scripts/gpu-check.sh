@@ -584,8 +584,8 @@ case "$mode" in
       AB_TILES="${KS_TILES_4096:-;bm=128,bn=144,splits=4,ksplit=4;bm=128,bn=64,splits=2,ksplit=2;bm=128,bn=128,splits=3,ksplit=3;bm=128,bn=160,splits=4,ksplit=4;bm=128,bn=128,splits=4,ksplit=4}" ab_gemm
     cp "$OUT/ab_gemm.json" "$OUT/ab_ksplit_4096.json" ;;
   ks_timeline) # phase stamps of the cluster-summed splits beside the
-    # planner's, and of the planner's without the register hand-over
-    for a in "--m 128 --n 2112 --k 7168" "--m 128 --n 2112 --k 7168 --define BS_EXP_PARAM_TOUCH" \
+    # workspace's
+    for a in "--m 128 --n 2112 --k 7168" \
              "--m 128 --n 2112 --k 7168 --force-tile bm=128,bn=64,splits=3,ksplit=3" \
              "--m 128 --n 2112 --k 7168 --force-tile bm=128,bn=80,splits=4,ksplit=4" \
              "--m 128 --n 2112 --k 7168 --force-tile bm=128,bn=64,splits=4,ksplit=4" \
@@ -593,12 +593,9 @@ case "$mode" in
              "--m 128 --n 7168 --k 16384 --force-tile bm=128,bn=112,splits=2,ksplit=2"; do
       run 120 $GEN --run --iters 20 --timeline $a
     done ;;
-  ksplit_all) # both of the above, then the planner with and without the
-    # parameter touch
+  ksplit_all) # both of the above
     ksplit_sweep
     run 300 bash "$0" ks_timeline
-    AB_DEFINES=";BS_EXP_PARAM_TOUCH" AB_ROUNDS=2 AB_SHAPES=128x2112x7168,128x4096x7168,128x24576x1536 ab_gemm
-    cp "$OUT/ab_gemm.json" "$OUT/ab_param_touch.json"
     run 500 env KS_SKIP_SWEEP=1 bash "$0" ksplit ;;
   release12) # the twelfth session's table (ksplit in the planner), the
     # Python tests, the sweeps, and the other shapes whose choice changed

@@ -121,8 +121,8 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
     // Summed in the cluster: each CTA pushes (ksplit-1)/ksplit of its
     // partial to its peers, waits for theirs and stores its share from
     // registers (no staging): 2030 cycles at bn = 64 in 2 splits, 2570 at
-    // bn = 64 in 3, 3220 at bn = 80 in 4. The cluster's start-up barrier
-    // costs ~650 cycles more than a CTA's.
+    // bn = 64 in 3, 3220 at bn = 80 in 4. A CTA of a cluster has its
+    // barriers ready ~600 cycles later than a lone CTA.
     epiClk = 1300 + 350.0 * c.ksplit +
              c.bm * c.bn * 4.0 * (c.ksplit - 1) / c.ksplit / 64.0;
     fillClk += 650;

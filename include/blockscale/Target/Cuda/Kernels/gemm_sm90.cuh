@@ -251,16 +251,6 @@ struct GemmSm90 {
     const int first = blockIdx.x / kClusterCtas,
               stride = gridDim.x / kClusterCtas;
 
-#ifdef BS_EXP_PARAM_TOUCH
-    // Experiment: another warp reads the scalar parameters at entry, so that
-    // their constant-bank miss overlaps the barrier setup (the stamps put
-    // ~1200 cycles between the CTA's barrier and its first decode).
-    if (threadIdx.x == 32) {
-      const int x = p.m + p.n + p.kBlocks + p.tilesM + p.tilesN + p.splits +
-                    p.raster;
-      asm volatile("" ::"r"(x));
-    }
-#endif
     if (threadIdx.x == 0) {
       BS_TIMELINE(true, Entry);
       BS_TIMELINE(true, GEntry);
@@ -292,17 +282,17 @@ struct GemmSm90 {
       __syncthreads();
       // KSPLIT: the peers first push into this CTA's shared memory after
       // their first unit's K loop; the consumers wait for this arrival just
-      // before their first push, the producer warps after their loads
-      // (stamped: the cluster barrier at the start took ~650 cycles).
+      // before their first push, the producer warps after their loads. (A
+      // CTA of a cluster stamps its barriers ready ~600 cycles later than a
+      // lone CTA either way: 950 cycles with the cluster barrier here, run
+      // 78, 860 with the wait deferred, run 79, against 330.)
       if (KSPLIT > 1)
         clusterArrive();
     }
     BS_TIMELINE(threadIdx.x == 0, Ready);
 
     if (wg == kConsumers) {
-#ifndef BS_EXP_NO_SETMAXNREG
       setMaxNRegDec<kProducerRegs>();
-#endif
       if (tid == 0)
         produce(p, base, units, first, stride, rank, tA, tB, tSA, tSB);
       if (KSPLIT > 1) {
@@ -310,12 +300,7 @@ struct GemmSm90 {
         clusterWait();
       }
     } else {
-#ifndef BS_EXP_NO_SETMAXNREG
-      // (Experiment without: what the register hand-over costs at the
-      // start; the kernels compile to 168 registers, which the launch gives
-      // every thread anyway.)
       setMaxNRegInc<kConsumerRegs>();
-#endif
       consume(p, base, smem, wg, tid, units, first, stride, rank, tC);
     }
     if (CLUSTER > 1) {

@@ -168,8 +168,8 @@ __device__ __forceinline__ void clusterSync() {
 }
 
 // The two halves of clusterSync, for a cluster whose CTAs first touch each
-// other's shared memory much later (GemmSm90 KSPLIT): the wait then costs
-// nothing instead of ~650 cycles at the start.
+// other's shared memory much later (GemmSm90 KSPLIT): the wait then comes
+// where the peers have long arrived.
 __device__ __forceinline__ void clusterArrive() {
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
 }
