@@ -168,10 +168,13 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
     spec.gemm.bn = *bn;
     spec.gemm.stages = *st;
     spec.gemm.cluster = *cl;
-    auto ks = getInt("ksplit");
-    if (!ks)
-      return ks.takeError();
-    spec.gemm.ksplit = *ks;
+    // (A spec line from before ksplit existed has none: no cluster sum.)
+    if (kv.count("ksplit")) {
+      auto ks = getInt("ksplit");
+      if (!ks)
+        return ks.takeError();
+      spec.gemm.ksplit = *ks;
+    }
     return spec;
   }
   if (*kind == "quantize") {

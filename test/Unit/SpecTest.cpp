@@ -24,6 +24,38 @@ TEST(KernelSpec, GemmRoundTrip) {
   EXPECT_EQ(s.name, "bs_gemm_b128x1_e5m2_e4m3_f32_acc_bm64_bn144_s6_c2");
 }
 
+TEST(KernelSpec, KsplitRoundTripAndSharedMemory) {
+  KernelSpec s;
+  s.gemm.bm = 128;
+  s.gemm.bn = 64;
+  s.gemm.stages = 8;
+  s.gemm.ksplit = 4;
+  s.name = kernelName(s);
+  EXPECT_EQ(s.name, "bs_gemm_b128x128_e4m3_e4m3_bf16_bm128_bn64_s8_ks4");
+  EXPECT_EQ(s.gemm.clusterCtas(), 4);
+  auto p = KernelSpec::parse(s.serialize());
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  EXPECT_EQ(p->gemm.ksplit, 4);
+  EXPECT_EQ(p->serialize(), s.serialize());
+  // A spec line written before ksplit existed means no cluster sum.
+  auto old = KernelSpec::parse("kind=gemm name=x form=fwd a=e4m3 b=e4m3 "
+                               "out=bf16 accumulate=0 bm=128 bn=64 stages=8 "
+                               "cluster=1");
+  ASSERT_TRUE(bool(old)) << llvm::toString(old.takeError());
+  EXPECT_EQ(old->gemm.ksplit, 1);
+  // The receive buffer: 3 peers x 2 slabs of 64 rows x 2 of the 8 float4
+  // fragments x 128 threads x 16 bytes = 24 KB, more than the 16 KB of bf16
+  // staging it replaces, so the shared memory grows by 8 KB.
+  EXPECT_EQ(bs::gemmKsplitRecvBytes(128, 64, 4), 3 * 2 * 2 * 128 * 16);
+  EXPECT_EQ(bs::gemmSmemBytes(128, 64, 8, 2, false, 4) -
+                bs::gemmSmemBytes(128, 64, 8, 2, false),
+            24576 - 16384);
+  // In pairs it fits the staging: 1 x 2 x 7 x 2 KB = 28 KB = 128 x 112 x 2.
+  EXPECT_EQ(bs::gemmSmemBytes(128, 112, 6, 2, false, 2),
+            bs::gemmSmemBytes(128, 112, 6, 2, false));
+  EXPECT_GT(s.gemm.smemBytes(), 0);
+}
+
 TEST(KernelSpec, QuantRoundTripAndFromSource) {
   KernelSpec s;
   s.kind = KernelKind::Quantize;

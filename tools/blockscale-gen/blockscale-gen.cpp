@@ -63,7 +63,9 @@ static cl::opt<bool> optAccumulate("accumulate", cl::init(false),
                                    cl::cat(cat));
 static cl::opt<std::string>
     optForce("force-tile", cl::init(""),
-             cl::desc("e.g. bm=128,bn=128,stages=4,splits=1"), cl::cat(cat));
+             cl::desc("e.g. bm=128,bn=128,stages=4,splits=1 (also raster, "
+                      "cluster, ksplit=splits: splits summed in a cluster)"),
+             cl::cat(cat));
 static cl::opt<int> optSMs("num-sms", cl::init(0),
                            cl::desc("SM count (0: the GPU's, or 132)"),
                            cl::cat(cat));

@@ -83,8 +83,9 @@ private:
   RegistryStats counters;
 };
 
-/// Bytes of split-K workspace a launch needs (0 when splits == 1). The
-/// counter part must be zero before the first launch; kernels leave it zero.
+/// Bytes of split-K workspace a launch needs (0 when splits == 1, and for a
+/// kernel that sums its splits in a cluster, spec.ksplit > 1). The counter
+/// part must be zero before the first launch; kernels leave it zero.
 size_t gemmWorkspaceBytes(const GemmKernelSpec &spec,
                           const GemmLaunchConfig &launch, int64_t m, int64_t n,
                           int64_t k);

@@ -64,7 +64,8 @@ def BlockScaleSelectTiles : Pass<"blockscale-select-tiles", "::mlir::ModuleOp"> 
     Option<"mHint", "m-hint", "int64_t", /*default=*/"4096",
            "M to plan for when M is dynamic">,
     Option<"force", "force", "std::string", /*default=*/"\"\"",
-           "Force a configuration, e.g. 'bm=128,bn=128,stages=4,splits=1'">
+           "Force a configuration, e.g. 'bm=128,bn=128,stages=4,splits=1' "
+           "(keys bm, bn, stages, splits, raster, cluster, ksplit)">
   ];
 }
 
