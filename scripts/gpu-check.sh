@@ -339,7 +339,7 @@ exp_check() {
   run 120 $GEN --run --debug-hang --iters 0 --m 333 --n 520 --k 1008 --form wgrad $d
   run 120 $GEN --run --debug-hang --iters 0 --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate $d
   for t in bm=128,bn=128 bm=128,bn=160 bm=128,bn=192 bm=64,bn=128 bm=128,bn=112 bm=128,bn=128,cluster=2 \
-           bm=256,bn=128 bm=256,bn=112; do
+           bm=256,bn=128 bm=256,bn=112 bm=128,bn=64,splits=4,ksplit=4 bm=128,bn=112,splits=2,ksplit=2; do
     run 120 $GEN --run --debug-hang --iters 0 --m 700 --n 1040 --k 2944 --force-tile $t $d
   done
   # Two 64-row waves per consumer warpgroup (bm = 256): tails, wgrad, f32 +=, split-K.
@@ -608,6 +608,15 @@ case "$mode" in
       run 120 $GEN --run --iters 20 --timeline $a
     done ;;
   changed12) changed12 ;;
+  early_issue) # BS_EXP_EARLY_ISSUE (twelfth session, not yet run): the
+    # first STAGES loads issued by the thread that sets up the barriers,
+    # before the CTA barrier: correctness, phase stamps, then timing
+    EXP_DEFINES=BS_EXP_EARLY_ISSUE exp_check
+    for a in "--m 128 --n 2112 --k 7168" "--m 128 --n 4096 --k 7168"; do
+      run 120 $GEN --run --iters 20 --timeline $a --define BS_EXP_EARLY_ISSUE
+    done
+    AB_DEFINES=";BS_EXP_EARLY_ISSUE" AB_ROUNDS=${AB_ROUNDS:-2} \
+      AB_SHAPES=${AB_SHAPES:-128x2112x7168,128x4096x7168,128x7168x16384,128x24576x1536,4096x2112x7168,4096x7168x16384} ab_gemm ;;
   split_probe) # split-K at M = 128 (2026-12-03, twelfth session): clusters the
     # GPU holds per size, the phase stamps, and the kernels without the
     # split-K hand-off (split 0 stores alone: a wrong result, the floor)

@@ -273,6 +273,19 @@ struct GemmSm90 {
       if (WGRAD)
         tmaPrefetchDesc(tSB);
       tmaPrefetchDesc(tC);
+#ifdef BS_EXP_EARLY_ISSUE
+      // Experiment: the thread that set up the barriers issues the first
+      // unit's first STAGES loads at once, instead of the producer after the
+      // CTA barrier. The stamps put the producer's first load ~1600 cycles
+      // after entry, ~1300 after the barrier (2026-12-03 runs 74-79); what
+      // fills them (not the register hand-over, not the parameters) is open.
+      if (CLUSTER == 1 && first < units) {
+        const Unit w = decode(p, first, rank);
+        for (int kb = w.kb0; kb < w.kb0 + earlyStages(w); ++kb)
+          loadStage(p, base, w, kb, kb - w.kb0, rank, tA, tB, tSA, tSB);
+        BS_TIMELINE(true, FirstLoad);
+      }
+#endif
     }
     // Peers arrive on (and multicast into) this CTA's barriers: they must
     // see them initialized.
@@ -340,7 +353,15 @@ struct GemmSm90 {
 #ifdef BS_EXP_NO_MAIN
       continue;
 #endif
-      for (int kb = w.kb0; kb < w.kb1; ++kb) {
+      int kb = w.kb0;
+#ifdef BS_EXP_EARLY_ISSUE
+      if (u == first) { // (issued at the start, see run)
+        kb += earlyStages(w);
+        stage = earlyStages(w) % STAGES;
+        phase = earlyStages(w) / STAGES;
+      }
+#endif
+      for (; kb < w.kb1; ++kb) {
         // The first pass over the ring waits on parity 1, which a fresh
         // barrier reports as complete.
         mbarWait(emptyBar(base, stage), phase ^ 1);
@@ -383,6 +404,29 @@ struct GemmSm90 {
       }
     }
   }
+
+#ifdef BS_EXP_EARLY_ISSUE
+#if defined(BS_EXP_NO_MAIN) || defined(BS_EXP_NO_TMA) || defined(BS_EXP_NO_A_LOAD)
+#error "BS_EXP_EARLY_ISSUE issues real loads: not with the load experiments"
+#endif
+  // K-blocks of the first unit loaded before the CTA barrier (CLUSTER = 1).
+  __device__ __forceinline__ static int earlyStages(const Unit &w) {
+    return CLUSTER > 1 ? 0 : min(STAGES, w.kb1 - w.kb0);
+  }
+  // One stage's loads into a stage that is known to be free.
+  __device__ __forceinline__ static void
+  loadStage(const GemmParams &p, u32 base, const Unit &w, int kb, int stage,
+            int rank, const TmaDesc &tA, const TmaDesc &tB,
+            const TmaDesc &tSA, const TmaDesc &tSB) {
+    const u32 full = fullBar(base, stage);
+    mbarArriveExpectTx(full, kTxBytes);
+    tmaLoad2d(base + kOffA + stage * kABytes, tA, full, kb * BK, w.mb * BM);
+    tmaLoad2d(base + kOffB + stage * kBBytes, tB, full, kb * BK, w.nb * BN);
+    tmaLoad2d(base + kOffSA + stage * BM * 4, tSA, full, w.mb * BM, kb);
+    if (WGRAD)
+      tmaLoad2d(base + kOffSB + stage * kSBStage, tSB, full, w.nb * BN, kb);
+  }
+#endif
 
   // Frees a stage: one arrival per consumer warp on this CTA's barrier and,
   // with multicast, on the peer's (whose producer also writes this stage);
