@@ -34,16 +34,14 @@ static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int DeviceModel::clusterSlots(int size) const {
   if (size <= 1)
     return numSMs;
+  if (size > 8) // past a portable cluster
+    return 0;
   // cudaOccupancyMaxActiveClusters on the H200 (132 SMs, ~200 KB of shared
   // memory per CTA; bench/tools/cluster_occupancy.cu, 2026-12-03 run 75):
   // sizes 2..8 hold 66, 39, 30, 22, 17, 15, 15 clusters (132, 117, 120,
-  // 110, 102, 105, 120 SMs). Other SM counts scale that (pairs always fill
-  // the TPCs).
+  // 110, 102, 105, 120 SMs). Other SM counts scale that (pairs come out as
+  // numSMs / 2: they always fill the TPCs).
   static const int h200[] = {0, 132, 66, 39, 30, 22, 17, 15, 15};
-  if (size == 2)
-    return numSMs / 2;
-  if (size > 8)
-    return 0;
   return int(int64_t(h200[size]) * numSMs / 132);
 }
 

@@ -281,8 +281,9 @@ struct GemmSm90 {
       // fills them (not the register hand-over, not the parameters) is open.
       if (CLUSTER == 1 && first < units) {
         const Unit w = decode(p, first, rank);
-        for (int kb = w.kb0; kb < w.kb0 + earlyStages(w); ++kb)
-          loadStage(p, base, w, kb, kb - w.kb0, rank, tA, tB, tSA, tSB);
+        for (int s = 0; s < earlyStages(w); ++s)
+          loadStage(w, w.kb0 + s, base, s, fullBar(base, s), rank, tA, tB,
+                    tSA, tSB);
         BS_TIMELINE(true, FirstLoad);
       }
 #endif
@@ -365,7 +366,7 @@ struct GemmSm90 {
         // The first pass over the ring waits on parity 1, which a fresh
         // barrier reports as complete.
         mbarWait(emptyBar(base, stage), phase ^ 1);
-        u32 full = fullBar(base, stage);
+        const u32 full = fullBar(base, stage);
         BS_TIMELINE(u == first && kb == w.kb0, FirstIssue);
 #ifdef BS_EXP_NO_TMA
         // Experiment: no operand traffic at all (results are garbage).
@@ -376,26 +377,7 @@ struct GemmSm90 {
         }
         continue;
 #endif
-#ifdef BS_EXP_NO_A_LOAD
-        // Experiment: A's tile is not loaded (stale shared memory; results
-        // are garbage): what A's share of the operand traffic costs.
-        mbarArriveExpectTx(full, kTxBytes - kABytes);
-#else
-        mbarArriveExpectTx(full, kTxBytes);
-        if (CLUSTER > 1)
-          // tA's box is BM / CLUSTER rows: this CTA's slice of the A tile.
-          tmaLoad2dMulticast(base + kOffA + stage * kABytes +
-                                 rank * (BM / CLUSTER) * BK,
-                             tA, full, kb * BK, w.mb * BM + rank * (BM / CLUSTER),
-                             static_cast<unsigned short>((1 << CLUSTER) - 1));
-        else
-          tmaLoad2d(base + kOffA + stage * kABytes, tA, full, kb * BK,
-                    w.mb * BM);
-#endif
-        tmaLoad2d(base + kOffB + stage * kBBytes, tB, full, kb * BK, w.nb * BN);
-        tmaLoad2d(base + kOffSA + stage * BM * 4, tSA, full, w.mb * BM, kb);
-        if (WGRAD)
-          tmaLoad2d(base + kOffSB + stage * kSBStage, tSB, full, w.nb * BN, kb);
+        loadStage(w, kb, base, stage, full, rank, tA, tB, tSA, tSB);
         BS_TIMELINE(u == first && kb == w.kb0, FirstLoad);
         if (++stage == STAGES) {
           stage = 0;
@@ -405,6 +387,33 @@ struct GemmSm90 {
     }
   }
 
+  // K-block kb of unit w into a free stage, completing on its barrier
+  // `full`: A (or, in pairs, this CTA's half, multicast), B and their scales.
+  __device__ __forceinline__ static void
+  loadStage(const Unit &w, int kb, u32 base, int stage, u32 full, int rank,
+            const TmaDesc &tA, const TmaDesc &tB, const TmaDesc &tSA,
+            const TmaDesc &tSB) {
+#ifdef BS_EXP_NO_A_LOAD
+    // Experiment: A's tile is not loaded (stale shared memory; results
+    // are garbage): what A's share of the operand traffic costs.
+    mbarArriveExpectTx(full, kTxBytes - kABytes);
+#else
+    mbarArriveExpectTx(full, kTxBytes);
+    if (CLUSTER > 1)
+      // tA's box is BM / CLUSTER rows: this CTA's slice of the A tile.
+      tmaLoad2dMulticast(base + kOffA + stage * kABytes +
+                             rank * (BM / CLUSTER) * BK,
+                         tA, full, kb * BK, w.mb * BM + rank * (BM / CLUSTER),
+                         static_cast<unsigned short>((1 << CLUSTER) - 1));
+    else
+      tmaLoad2d(base + kOffA + stage * kABytes, tA, full, kb * BK, w.mb * BM);
+#endif
+    tmaLoad2d(base + kOffB + stage * kBBytes, tB, full, kb * BK, w.nb * BN);
+    tmaLoad2d(base + kOffSA + stage * BM * 4, tSA, full, w.mb * BM, kb);
+    if (WGRAD)
+      tmaLoad2d(base + kOffSB + stage * kSBStage, tSB, full, w.nb * BN, kb);
+  }
+
 #ifdef BS_EXP_EARLY_ISSUE
 #if defined(BS_EXP_NO_MAIN) || defined(BS_EXP_NO_TMA) || defined(BS_EXP_NO_A_LOAD)
 #error "BS_EXP_EARLY_ISSUE issues real loads: not with the load experiments"
@@ -412,19 +421,6 @@ struct GemmSm90 {
   // K-blocks of the first unit loaded before the CTA barrier (CLUSTER = 1).
   __device__ __forceinline__ static int earlyStages(const Unit &w) {
     return CLUSTER > 1 ? 0 : min(STAGES, w.kb1 - w.kb0);
-  }
-  // One stage's loads into a stage that is known to be free.
-  __device__ __forceinline__ static void
-  loadStage(const GemmParams &p, u32 base, const Unit &w, int kb, int stage,
-            int rank, const TmaDesc &tA, const TmaDesc &tB,
-            const TmaDesc &tSA, const TmaDesc &tSB) {
-    const u32 full = fullBar(base, stage);
-    mbarArriveExpectTx(full, kTxBytes);
-    tmaLoad2d(base + kOffA + stage * kABytes, tA, full, kb * BK, w.mb * BM);
-    tmaLoad2d(base + kOffB + stage * kBBytes, tB, full, kb * BK, w.nb * BN);
-    tmaLoad2d(base + kOffSA + stage * BM * 4, tSA, full, w.mb * BM, kb);
-    if (WGRAD)
-      tmaLoad2d(base + kOffSB + stage * kSBStage, tSB, full, w.nb * BN, kb);
   }
 #endif
 
@@ -845,10 +841,12 @@ struct GemmSm90 {
     // and (KSPLIT) until the peers have read the last partial.
     if (tid == 0)
       bulkWait0();
-    if (KSPLIT > 1 && n > 0)
-      mbarWait(freedBar(base), (n - 1) & 1);
-    if (KSPLIT > 1 && n == 0)
-      clusterWait(); // (no unit: still one wait per arrival)
+    if (KSPLIT > 1) {
+      if (n > 0)
+        mbarWait(freedBar(base), (n - 1) & 1);
+      else
+        clusterWait(); // (no unit: still one wait per arrival)
+    }
     BS_TIMELINE(wg == 0 && tid == 0, Exit);
     BS_TIMELINE(wg == 0 && tid == 0, GExit);
   }
@@ -974,6 +972,10 @@ struct GemmSm90 {
   // thread tid, as a shared-memory address; float4 q of every thread
   // contiguous across the warpgroup (conflict-free 16-byte accesses).
   static constexpr int kShare = (kAcc / 4 + KSPLIT - 1) / KSPLIT;
+  static_assert(KSPLIT == 1 || (KSPLIT - 1) * kWaves * kConsumers * kShare *
+                                       128 * 16 ==
+                                   gemmKsplitRecvBytes(BM, BN, KSPLIT),
+                "the receive buffer is the size the host reserves");
   __device__ __forceinline__ static u32 recvOffset(int s, int v, int wg, int q,
                                                    int tid) {
     return 16u * static_cast<u32>(
