@@ -608,15 +608,18 @@ case "$mode" in
       run 120 $GEN --run --iters 20 --timeline $a
     done ;;
   changed12) changed12 ;;
-  early_issue) # BS_EXP_EARLY_ISSUE (twelfth session, not yet run): the
-    # first STAGES loads issued by the thread that sets up the barriers,
-    # before the CTA barrier: correctness, phase stamps, then timing
-    EXP_DEFINES=BS_EXP_EARLY_ISSUE exp_check
-    for a in "--m 128 --n 2112 --k 7168" "--m 128 --n 4096 --k 7168"; do
-      run 120 $GEN --run --iters 20 --timeline $a --define BS_EXP_EARLY_ISSUE
+  fastdiv) # the work-unit decode by multiply and shift (thirteenth session,
+    # run 83): every GEMM sweep, the table, stamps and an A/B against the
+    # decode with `/` (BS_EXP_PLAIN_DIV)
+    gemm_sweep
+    gemm_table 300 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128;bm=256,bn=128,cluster=2"
+    for a in "--m 128 --n 2112 --k 7168" "--m 128 --n 24576 --k 1536"; do
+      for d in "" "--define BS_EXP_PLAIN_DIV"; do
+        run 120 $GEN --run --iters 20 --timeline $a $d
+      done
     done
-    AB_DEFINES=";BS_EXP_EARLY_ISSUE" AB_ROUNDS=${AB_ROUNDS:-2} \
-      AB_SHAPES=${AB_SHAPES:-128x2112x7168,128x4096x7168,128x7168x16384,128x24576x1536,4096x2112x7168,4096x7168x16384} ab_gemm ;;
+    AB_DEFINES="${AB_DEFINES-;BS_EXP_PLAIN_DIV}" AB_ROUNDS=${AB_ROUNDS:-2} \
+      AB_SHAPES=${AB_SHAPES:-targets} ab_gemm ;;
   split_probe) # split-K at M = 128 (2026-12-03, twelfth session): clusters the
     # GPU holds per size, the phase stamps, and the kernels without the
     # split-K hand-off (split 0 stores alone: a wrong result, the floor)

@@ -465,6 +465,23 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
   p.tilesN = int(ceilDiv(n, s.bn));
   p.splits = int(std::max<int64_t>(1, std::min<int64_t>(launch.splits, kBlocks)));
   p.raster = std::max(1, launch.raster);
+  {
+    // The decode's divisors (bs::FastDiv: dividends below 2^31).
+    const int64_t groupsN = ceilDiv(p.tilesN, s.cluster);
+    const int64_t rasterTiles = int64_t(p.raster) * p.tilesM;
+    const int64_t units = groupsN * p.tilesM * p.splits;
+    if (units >= (int64_t(1) << 31) || int64_t(p.splits) * kBlocks >= (int64_t(1) << 31) ||
+        rasterTiles >= (int64_t(1) << 31))
+      return err(llvm::formatv(
+          "launchGemm: {0}x{1}x{2} in {3} splits has {4} work units; the "
+          "kernel counts them in 31 bits: split the GEMM into smaller ones",
+          m, n, k, p.splits, units));
+    p.divSplits = bs::makeFastDiv(p.splits);
+    p.divRasterTiles = bs::makeFastDiv(int(rasterTiles));
+    p.divRaster = bs::makeFastDiv(p.raster);
+    p.divLastWidth = bs::makeFastDiv(
+        int(groupsN - (groupsN - 1) / p.raster * p.raster));
+  }
   p.sb = s.wgrad() ? nullptr : a.sb;
   p.sbStrideK = sbK;
   p.sbStrideN = sbN;

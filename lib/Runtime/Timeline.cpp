@@ -12,7 +12,8 @@ namespace tl = bs::timeline;
 // In the order of bs::timeline::Slot (params.h, which NVRTC compiles too and
 // so holds no strings).
 static const char *const kSlotNames[] = {
-    "entry",      "ready",      "prod-start", "first-issue", "first-load",
+    "entry",      "ready",      "prod-reg",   "prod-start", "first-issue",
+    "first-load",
     "first-data", "loop-end",   "split-done", "epi-issued",  "exit",
     "g-entry",    "g-exit"};
 static_assert(sizeof(kSlotNames) / sizeof(kSlotNames[0]) == tl::kSlots,

@@ -205,10 +205,10 @@ struct GemmSm90 {
       rank = 0;
     }
     Unit r;
+#ifdef BS_EXP_PLAIN_DIV
+    // Experiment: the decode with `/` (shipped until 2026-12-03).
     int group = u / p.splits;
     r.split = u - group * p.splits;
-    // Raster groups of `raster` N-groups: consecutive units walk M inside a
-    // raster group, so concurrently running CTAs cover a compact block of C.
     int groupsN = (p.tilesN + CLUSTER - 1) / CLUSTER;
     int rasterTiles = p.raster * p.tilesM;
     int g = group / rasterTiles;
@@ -216,14 +216,33 @@ struct GemmSm90 {
     int width = groupsN - firstN < p.raster ? groupsN - firstN : p.raster;
     int local = group - g * rasterTiles;
     r.mb = local / width;
-    // With an odd tile count the last pair's second tile lies past N: it is
-    // computed on zero-filled B and its store is clipped away entirely.
     r.nb = (firstN + (local - r.mb * width)) * CLUSTER + rank;
     r.tile = group * CLUSTER + rank;
     r.kb0 = static_cast<int>(static_cast<long long>(r.split) * p.kBlocks /
                              p.splits);
     r.kb1 = static_cast<int>(static_cast<long long>(r.split + 1) * p.kBlocks /
                              p.splits);
+#else
+    // (Every division by a launch constant: see FastDiv.)
+    const int group = fastDiv(u, p.divSplits);
+    r.split = u - group * p.splits;
+    // Raster groups of `raster` N-groups: consecutive units walk M inside a
+    // raster group, so concurrently running CTAs cover a compact block of C.
+    const int groupsN = (p.tilesN + CLUSTER - 1) / CLUSTER;
+    const int g = fastDiv(group, p.divRasterTiles);
+    const int firstN = g * p.raster;
+    const bool last = groupsN - firstN < p.raster;
+    const int width = last ? groupsN - firstN : p.raster;
+    const int local = group - g * p.raster * p.tilesM;
+    r.mb = fastDiv(local, last ? p.divLastWidth : p.divRaster);
+    // With an odd tile count the last pair's second tile lies past N: it is
+    // computed on zero-filled B and its store is clipped away entirely.
+    r.nb = (firstN + (local - r.mb * width)) * CLUSTER + rank;
+    r.tile = group * CLUSTER + rank;
+    // split * kBlocks < 2^31: launchGemm checks.
+    r.kb0 = fastDiv(r.split * p.kBlocks, p.divSplits);
+    r.kb1 = fastDiv((r.split + 1) * p.kBlocks, p.divSplits);
+#endif
     return r;
   }
 
@@ -273,40 +292,13 @@ struct GemmSm90 {
       if (WGRAD)
         tmaPrefetchDesc(tSB);
       tmaPrefetchDesc(tC);
-#ifdef BS_EXP_EARLY_ISSUE
-      // Experiment: the thread that set up the barriers issues the first
-      // unit's first STAGES loads at once, instead of the producer after the
-      // CTA barrier. The stamps put the producer's first load ~1600 cycles
-      // after entry, ~1300 after the barrier (2026-12-03 runs 74-79); what
-      // fills them (not the register hand-over, not the parameters) is open.
-      if (CLUSTER == 1 && first < units) {
-        const Unit w = decode(p, first, rank);
-        for (int s = 0; s < earlyStages(w); ++s)
-          loadStage(w, w.kb0 + s, base, s, fullBar(base, s), rank, tA, tB,
-                    tSA, tSB);
-        BS_TIMELINE(true, FirstLoad);
-      }
-#endif
     }
-    // Peers arrive on (and multicast into) this CTA's barriers: they must
-    // see them initialized.
-    if (CLUSTER > 1) {
-      clusterSync();
-    } else {
-      __syncthreads();
-      // KSPLIT: the peers first push into this CTA's shared memory after
-      // their first unit's K loop; the consumers wait for this arrival just
-      // before their first push, the producer warps after their loads. (A
-      // CTA of a cluster stamps its barriers ready ~600 cycles later than a
-      // lone CTA either way: 950 cycles with the cluster barrier here, run
-      // 78, 860 with the wait deferred, run 79, against 330.)
-      if (KSPLIT > 1)
-        clusterArrive();
-    }
+    startSync();
     BS_TIMELINE(threadIdx.x == 0, Ready);
 
     if (wg == kConsumers) {
       setMaxNRegDec<kProducerRegs>();
+      BS_TIMELINE(tid == 0, ProdReg);
       if (tid == 0)
         produce(p, base, units, first, stride, rank, tA, tB, tSA, tSB);
       if (KSPLIT > 1) {
@@ -324,6 +316,24 @@ struct GemmSm90 {
     }
     // (KSPLIT: the consumers wait until the peers are done with this CTA's
     // shared memory, see consume.)
+  }
+
+  // Peers arrive on (and multicast into) this CTA's barriers: they must
+  // see them initialized. Every thread of the CTA, once.
+  __device__ __forceinline__ static void startSync() {
+    if (CLUSTER > 1) {
+      clusterSync();
+    } else {
+      __syncthreads();
+      // KSPLIT: the peers first push into this CTA's shared memory after
+      // their first unit's K loop; the consumers wait for this arrival just
+      // before their first push, the producer warps after their loads. (A
+      // CTA of a cluster stamps its barriers ready ~600 cycles later than a
+      // lone CTA either way: 950 cycles with the cluster barrier here, run
+      // 78, 860 with the wait deferred, run 79, against 330.)
+      if (KSPLIT > 1)
+        clusterArrive();
+    }
   }
 
   __device__ __forceinline__ static u32 fullBar(u32 base, int s) {
@@ -355,13 +365,6 @@ struct GemmSm90 {
       continue;
 #endif
       int kb = w.kb0;
-#ifdef BS_EXP_EARLY_ISSUE
-      if (u == first) { // (issued at the start, see run)
-        kb += earlyStages(w);
-        stage = earlyStages(w) % STAGES;
-        phase = earlyStages(w) / STAGES;
-      }
-#endif
       for (; kb < w.kb1; ++kb) {
         // The first pass over the ring waits on parity 1, which a fresh
         // barrier reports as complete.
@@ -413,16 +416,6 @@ struct GemmSm90 {
     if (WGRAD)
       tmaLoad2d(base + kOffSB + stage * kSBStage, tSB, full, w.nb * BN, kb);
   }
-
-#ifdef BS_EXP_EARLY_ISSUE
-#if defined(BS_EXP_NO_MAIN) || defined(BS_EXP_NO_TMA) || defined(BS_EXP_NO_A_LOAD)
-#error "BS_EXP_EARLY_ISSUE issues real loads: not with the load experiments"
-#endif
-  // K-blocks of the first unit loaded before the CTA barrier (CLUSTER = 1).
-  __device__ __forceinline__ static int earlyStages(const Unit &w) {
-    return CLUSTER > 1 ? 0 : min(STAGES, w.kb1 - w.kb0);
-  }
-#endif
 
   // Frees a stage: one arrival per consumer warp on this CTA's barrier and,
   // with multicast, on the peer's (whose producer also writes this stage);

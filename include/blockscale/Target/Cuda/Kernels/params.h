@@ -16,12 +16,52 @@
 
 namespace bs {
 
+// Division of 0 <= n < 2^31 by a divisor d fixed for the whole launch, as a
+// multiply-high and a shift: for d >= 2, with s = ceil(log2 d) and mul =
+// ceil(2^(31 + s) / d) (< 2^32), q = (n * mul) >> (31 + s) = umulhi(n, mul)
+// >> (s - 1). Exact: mul exceeds 2^(31 + s) / d by e < 1, so n * mul / 2^(31
+// + s) exceeds n / d by less than n / 2^(31 + s) < 1 / d, too little to reach
+// the next integer (Granlund and Montgomery, "Division by invariant integers
+// using multiplication", PLDI 1994). d = 1 has mul = 0 and passes n through
+// `keep`. A 32-bit `/` is ~15 dependent instructions around a reciprocal; a
+// work unit's decode has six, which the single producer thread ran in ~1200
+// cycles before its first TMA load (2026-12-03 run 82 stamps).
+struct FastDiv {
+  unsigned mul;
+  int shift;
+  unsigned keep; // all ones for d = 1, else 0
+};
+BS_HOST_DEVICE constexpr FastDiv makeFastDiv(int d) {
+  int s = 0;
+  while ((1ll << s) < d)
+    ++s;
+  return d == 1 ? FastDiv{0u, 0, ~0u}
+                : FastDiv{static_cast<unsigned>(((1ull << (31 + s)) + d - 1) /
+                                                static_cast<unsigned>(d)),
+                          s - 1, 0u};
+}
+BS_HOST_DEVICE inline unsigned mulHi32(unsigned a, unsigned b) {
+#if defined(__CUDA_ARCH__)
+  return __umulhi(a, b);
+#else
+  return static_cast<unsigned>(static_cast<unsigned long long>(a) * b >> 32);
+#endif
+}
+BS_HOST_DEVICE inline int fastDiv(int n, FastDiv f) {
+  const unsigned u = static_cast<unsigned>(n);
+  return static_cast<int>((mulHi32(u, f.mul) >> f.shift) + (u & f.keep));
+}
+
 struct GemmParams {
   int m, n, k;               // logical problem size
   int kBlocks;               // ceil(k / 128)
   int tilesM, tilesN;        // ceil(m / BM), ceil(n / BN)
   int splits;                // K splits per output tile (1 = none)
   int raster;                // rasterization group width (in N tiles)
+  // The divisors of a work unit's decode (GemmSm90::decode): splits, raster
+  // * tilesM, raster, and the last raster group's width (fewer N groups
+  // than raster when they do not divide evenly).
+  FastDiv divSplits, divRasterTiles, divRaster, divLastWidth;
   // 128x128 scales of B (fwd/dgrad): element (kb, nb) at
   // sb[kb * sbStrideK + nb * sbStrideN]. Unused for wgrad (TMA-loaded).
   const float *sb;
@@ -124,7 +164,8 @@ namespace timeline {
 enum Slot {
   Entry,     // kernel entry
   Ready,     // barriers initialized, CTA synchronized
-  ProdStart, // producer: registers given back, first unit decoded
+  ProdReg,   // producer: registers given back
+  ProdStart, // producer: first unit decoded
   FirstIssue, // producer: first stage free and armed, before its TMA loads
   FirstLoad, // producer: first TMA load issued
   FirstData, // consumers: first stage full
