@@ -24,7 +24,7 @@ namespace bs {
 // the next integer (Granlund and Montgomery, "Division by invariant integers
 // using multiplication", PLDI 1994). d = 1 has mul = 0 and passes n through
 // `keep`. A 32-bit `/` is ~15 dependent instructions around a reciprocal; a
-// work unit's decode has six, which the single producer thread ran in ~1200
+// work unit's decode had five, which the single producer thread ran in ~1200
 // cycles before its first TMA load (2026-12-03 run 82 stamps).
 struct FastDiv {
   unsigned mul;
