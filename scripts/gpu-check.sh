@@ -620,6 +620,16 @@ case "$mode" in
     done
     AB_DEFINES="${AB_DEFINES-;BS_EXP_PLAIN_DIV}" AB_ROUNDS=${AB_ROUNDS:-2} \
       AB_SHAPES=${AB_SHAPES:-targets} ab_gemm ;;
+  relaxed) # BS_EXP_RELAXED_ARRIVE (thirteenth session, prepared, not run):
+    # the cluster-sum kernels' first cluster arrival relaxed: checked,
+    # stamped, timed against the shipped release arrival; then the eager
+    # probe (run 83's eager M = 128 times were 3-4x run 79's)
+    EXP_DEFINES=BS_EXP_RELAXED_ARRIVE exp_check
+    run 120 $GEN --run --iters 20 --timeline --m 128 --n 2112 --k 7168
+    run 120 $GEN --run --iters 20 --timeline --m 128 --n 2112 --k 7168 --define BS_EXP_RELAXED_ARRIVE
+    AB_DEFINES="${AB_DEFINES-;BS_EXP_RELAXED_ARRIVE}" AB_ROUNDS=${AB_ROUNDS:-4} \
+      AB_SHAPES=${AB_SHAPES:-128x2112x7168,128x4096x7168,128x7168x16384,64x2112x7168,128x1536x7168} ab_gemm
+    run 200 env PYTHONPATH=python python3 bench/tools/eager_probe.py ;;
   split_probe) # split-K at M = 128 (2026-12-03, twelfth session): clusters the
     # GPU holds per size, the phase stamps, and the kernels without the
     # split-K hand-off (split 0 stores alone: a wrong result, the floor)

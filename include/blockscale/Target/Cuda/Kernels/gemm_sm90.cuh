@@ -327,12 +327,21 @@ struct GemmSm90 {
       __syncthreads();
       // KSPLIT: the peers first push into this CTA's shared memory after
       // their first unit's K loop; the consumers wait for this arrival just
-      // before their first push, the producer warps after their loads. (A
-      // CTA of a cluster stamps its barriers ready ~600 cycles later than a
-      // lone CTA either way: 950 cycles with the cluster barrier here, run
-      // 78, 860 with the wait deferred, run 79, against 330.)
-      if (KSPLIT > 1)
+      // before their first push, the producer warps after their loads.
+      if (KSPLIT > 1) {
+#ifdef BS_EXP_RELAXED_ARRIVE
+        // Experiment (prepared, not yet checked on the GPU): what the peers
+        // must see by then is the barriers' initialization, which
+        // fenceBarrierInit released, so the arrival could be relaxed. The
+        // release arrival stamped the barriers ready 1123 cycles after entry
+        // against 630 relaxed (128x2112x7168, 2026-12-03 run 82, which also
+        // relaxed the CTA pairs' first cluster barrier); same-run timing
+        // then was within noise.
+        clusterArriveRelaxed();
+#else
         clusterArrive();
+#endif
+      }
     }
   }
 
@@ -364,8 +373,7 @@ struct GemmSm90 {
 #ifdef BS_EXP_NO_MAIN
       continue;
 #endif
-      int kb = w.kb0;
-      for (; kb < w.kb1; ++kb) {
+      for (int kb = w.kb0; kb < w.kb1; ++kb) {
         // The first pass over the ring waits on parity 1, which a fresh
         // barrier reports as complete.
         mbarWait(emptyBar(base, stage), phase ^ 1);

@@ -173,6 +173,13 @@ __device__ __forceinline__ void clusterSync() {
 __device__ __forceinline__ void clusterArrive() {
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
 }
+// Arrival without release semantics, for a first cluster barrier whose only
+// job is to publish barrier initialization: fence.mbarrier_init already
+// releases that at cluster scope (PTX ISA, "fence.mbarrier_init"), and a
+// release arrive would also wait for the thread's earlier memory operations.
+__device__ __forceinline__ void clusterArriveRelaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
 __device__ __forceinline__ void clusterWait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
