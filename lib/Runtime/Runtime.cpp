@@ -470,12 +470,14 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
     const int64_t groupsN = ceilDiv(p.tilesN, s.cluster);
     const int64_t rasterTiles = int64_t(p.raster) * p.tilesM;
     const int64_t units = groupsN * p.tilesM * p.splits;
-    if (units >= (int64_t(1) << 31) || int64_t(p.splits) * kBlocks >= (int64_t(1) << 31) ||
-        rasterTiles >= (int64_t(1) << 31))
+    const int64_t limit = int64_t(1) << 31;
+    if (units >= limit || int64_t(p.splits) * kBlocks >= limit ||
+        rasterTiles >= limit)
       return err(llvm::formatv(
-          "launchGemm: {0}x{1}x{2} in {3} splits has {4} work units; the "
-          "kernel counts them in 31 bits: split the GEMM into smaller ones",
-          m, n, k, p.splits, units));
+          "launchGemm: {0}x{1}x{2} in {3} splits has {4} work units and {5} "
+          "split K-blocks, but the kernel counts both in 31 bits; split the "
+          "GEMM into smaller ones",
+          m, n, k, p.splits, units, int64_t(p.splits) * kBlocks));
     p.divSplits = bs::makeFastDiv(p.splits);
     p.divRasterTiles = bs::makeFastDiv(int(rasterTiles));
     p.divRaster = bs::makeFastDiv(p.raster);

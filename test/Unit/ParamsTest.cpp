@@ -47,8 +47,8 @@ TEST(FastDiv, ExactForSmallDivisors) {
 
 TEST(FastDiv, ExactForLargeDivisors) {
   std::mt19937 rng(11);
-  std::vector<int> ds = {(1 << 30) - 1, 1 << 30, (1 << 30) + 1,
-                         0x7fffffff, 0x7ffffffe};
+  std::vector<int> ds = {(1 << 30) - 1, 1 << 30, (1 << 30) + 1, 0x7fffffff,
+                         0x7ffffffe};
   for (int s = 11; s < 31; ++s)
     for (int e = -1; e <= 1; ++e)
       ds.push_back((1 << s) + e);
