@@ -564,6 +564,10 @@ case "$mode" in
   casts) quant_sweep; cluster_sweep; quant_bench; cast_time "65536 8192" ;;
   casts_final) quant_sweep; quant_bench ;;
   cast_ab) cast_ab ;;
+  cast_l2) # BS_EXP_Q_TSTORE_EF / _EL (thirteenth session, prepared, not
+    # run): the transposing casts' TMA store with an L2 eviction priority,
+    # checked and timed against the shipped casts
+    CAST_VARIANTS="${CAST_VARIANTS-;BS_EXP_Q_TSTORE_EF;BS_EXP_Q_TSTORE_EL}" AB_ROUNDS=${AB_ROUNDS:-2} cast_ab ;;
   pairs) pair_sweep ;;
   timeline) # per-CTA phase stamps (blockscale-gen --timeline) of the M = 128
     # targets and a large one; the time line is the last launch's

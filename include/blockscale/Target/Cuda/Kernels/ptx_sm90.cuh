@@ -122,6 +122,28 @@ __device__ __forceinline__ void tmaStore2d(const TmaDesc &d, u32 src, int x,
                : "memory");
 }
 
+// The same with an L2 cache policy from createpolicy (experiments only).
+__device__ __forceinline__ void tmaStore2dHint(const TmaDesc &d, u32 src, int x,
+                                               int y, u64 policy) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"
+               ".L2::cache_hint [%0, {%2, %3}], [%1], %4;" ::"l"(
+                   reinterpret_cast<u64>(&d)),
+               "r"(src), "r"(x), "r"(y), "l"(policy)
+               : "memory");
+}
+__device__ __forceinline__ u64 l2PolicyEvictFirst() {
+  u64 p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"
+               : "=l"(p));
+  return p;
+}
+__device__ __forceinline__ u64 l2PolicyEvictLast() {
+  u64 p;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;"
+               : "=l"(p));
+  return p;
+}
+
 // Shared -> global element-wise add (C += tile), used for accumulation.
 __device__ __forceinline__ void tmaReduceAdd2d(const TmaDesc &d, u32 src, int x,
                                                int y) {

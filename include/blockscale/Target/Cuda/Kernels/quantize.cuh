@@ -416,7 +416,22 @@ struct QuantizeTile {
       fenceProxyAsyncShared();
       __syncthreads();
       if (t == 0) {
+#if defined(BS_EXP_Q_TSTORE_EF) || defined(BS_EXP_Q_TSTORE_EL)
+        // Experiment (prepared 2026-12-03, not yet run): an L2 eviction
+        // priority on the transposed tile's TMA store. evict_last on the
+        // thread stores that came before the TMA store gained 0.5-1.0 points
+        // on the 32768x4096 transposing casts (runs 27-28), but such lines
+        // outlive the kernel; evict_first would hand the scattered rows to
+        // DRAM sooner instead.
+        tmaStore2dHint(*tQ, smemAddr(tq), rowBase, colBase,
+#ifdef BS_EXP_Q_TSTORE_EF
+                       l2PolicyEvictFirst());
+#else
+                       l2PolicyEvictLast());
+#endif
+#else
         tmaStore2d(*tQ, smemAddr(tq), rowBase, colBase);
+#endif
         bulkCommit();
       }
       return;
