@@ -465,9 +465,10 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
   p.tilesN = int(ceilDiv(n, s.bn));
   p.splits = int(std::max<int64_t>(1, std::min<int64_t>(launch.splits, kBlocks)));
   p.raster = std::max(1, launch.raster);
+  // Groups of `cluster` adjacent N tiles (GemmSm90::decode).
+  const int64_t groupsN = ceilDiv(p.tilesN, s.cluster);
   {
     // The decode's divisors (bs::FastDiv: dividends below 2^31).
-    const int64_t groupsN = ceilDiv(p.tilesN, s.cluster);
     const int64_t rasterTiles = int64_t(p.raster) * p.tilesM;
     const int64_t units = groupsN * p.tilesM * p.splits;
     const int64_t limit = int64_t(1) << 31;
@@ -509,7 +510,7 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
         return w.takeError();
       ws = *w;
     }
-    int64_t tiles = int64_t(p.tilesM) * ceilDiv(p.tilesN, s.cluster) * s.cluster;
+    int64_t tiles = p.tilesM * groupsN * s.cluster;
     if (tiles * s.consumers() > bs::kSplitKCounterSlots)
       return err(llvm::formatv("launchGemm: split-K over {0} tiles needs {1} "
                                "arrival counters but the workspace has {2}; "
@@ -526,7 +527,7 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
     return sms.takeError();
   // Units are (cluster group, split) pairs, as GemmSm90::numUnits counts.
   // (With ksplit a cluster takes the splits of one tile.)
-  int64_t units = int64_t(p.tilesM) * ceilDiv(p.tilesN, s.cluster) *
+  int64_t units = p.tilesM * groupsN *
                   (s.ksplit > 1 ? 1 : p.splits);
 
   CUlaunchConfig cfg;

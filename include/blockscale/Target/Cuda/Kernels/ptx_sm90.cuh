@@ -181,17 +181,9 @@ __device__ __forceinline__ u32 clusterCtaRank() {
   return r;
 }
 
-// All threads of all CTAs of the cluster; orders barrier initialization
-// before remote arrivals and keeps a CTA's shared memory alive until its
-// peers are done with it.
-__device__ __forceinline__ void clusterSync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n"
-               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-// The two halves of clusterSync, for a cluster whose CTAs first touch each
-// other's shared memory much later (GemmSm90 KSPLIT): the wait then comes
-// where the peers have long arrived.
+// The two halves of clusterSync, apart for a cluster whose CTAs first touch
+// each other's shared memory much later (GemmSm90 KSPLIT): the wait then
+// comes where the peers have long arrived.
 __device__ __forceinline__ void clusterArrive() {
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
 }
@@ -204,6 +196,14 @@ __device__ __forceinline__ void clusterArriveRelaxed() {
 }
 __device__ __forceinline__ void clusterWait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// All threads of all CTAs of the cluster; orders barrier initialization
+// before remote arrivals and keeps a CTA's shared memory alive until its
+// peers are done with it.
+__device__ __forceinline__ void clusterSync() {
+  clusterArrive();
+  clusterWait();
 }
 
 // Address of the same shared-memory offset in CTA `rank` of the cluster.
