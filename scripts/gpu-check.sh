@@ -309,7 +309,7 @@ ffma_yield() {
 ab_gemm() { # AB_DEFINES: ";"-separated define sets, the empty one is shipped (AB_DEFINES="" alone: shipped only)
   run 500 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/ab_gemm.py \
     --defines "${AB_DEFINES-;BS_SASS_FFMA_YIELD=9;BS_SASS_FFMA_YIELD=16}" \
-    --tiles "${AB_TILES:-}" --rounds "${AB_ROUNDS:-3}" --shapes "${AB_SHAPES:-targets}" --json "$OUT/ab_gemm.json"
+    --tiles "${AB_TILES:-}" --max-workspace-mb "${AB_MAX_WS_MB:-64}" --rounds "${AB_ROUNDS:-3}" --shapes "${AB_SHAPES:-targets}" --json "$OUT/ab_gemm.json"
 }
 
 # What cuBLASLt runs for the blockwise GEMMs, and ours beside it (ncu: name,
@@ -624,16 +624,21 @@ case "$mode" in
     done
     AB_DEFINES="${AB_DEFINES-;BS_EXP_PLAIN_DIV}" AB_ROUNDS=${AB_ROUNDS:-2} \
       AB_SHAPES=${AB_SHAPES:-targets} ab_gemm ;;
-  relaxed) # BS_EXP_RELAXED_ARRIVE (thirteenth session, prepared, not run):
-    # the cluster-sum kernels' first cluster arrival relaxed: checked,
-    # stamped, timed against the shipped release arrival; then the eager
-    # probe (run 83's eager M = 128 times were 3-4x run 79's)
-    EXP_DEFINES=BS_EXP_RELAXED_ARRIVE exp_check
-    run 120 $GEN --run --iters 20 --timeline --m 128 --n 2112 --k 7168
-    run 120 $GEN --run --iters 20 --timeline --m 128 --n 2112 --k 7168 --define BS_EXP_RELAXED_ARRIVE
-    AB_DEFINES="${AB_DEFINES-;BS_EXP_RELAXED_ARRIVE}" AB_ROUNDS=${AB_ROUNDS:-4} \
-      AB_SHAPES=${AB_SHAPES:-128x2112x7168,128x4096x7168,128x7168x16384,64x2112x7168,128x1536x7168} ab_gemm
-    run 200 env PYTHONPATH=python python3 bench/tools/eager_probe.py ;;
+  s14b) # fourteenth session, last call (run 90): the GEMM table with the
+    # relaxed cluster arrival shipped, the eager probe, the SASS of
+    # 4096x2112x7168 with each decode (FastDiv ran 1-4 % slower there in
+    # runs 83-88), the transposing casts' L2 hints in three rounds, the
+    # cluster-sum sweep and the Python tests
+    gemm_table 300 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128;bm=256,bn=128,cluster=2"
+    run 200 env PYTHONPATH=python python3 bench/tools/eager_probe.py
+    cod=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+    for v in fd: plain:--define=BS_EXP_PLAIN_DIV; do
+      $GEN --m 4096 --n 2112 --k 7168 --emit cubin ${v#*:} -o "$OUT/k2112_${v%%:*}.cubin" &&
+        "$cod" --dump-sass "$OUT/k2112_${v%%:*}.cubin" > "$OUT/k2112_${v%%:*}.sass" 2>&1
+    done
+    ksplit_sweep
+    python_tests
+    CAST_VARIANTS=";BS_EXP_Q_TSTORE_EF;BS_EXP_Q_TSTORE_EL" AB_ROUNDS=3 cast_ab ;;
   split_probe) # split-K at M = 128 (2026-12-03, twelfth session): clusters the
     # GPU holds per size, the phase stamps, and the kernels without the
     # split-K hand-off (split 0 stores alone: a wrong result, the floor)

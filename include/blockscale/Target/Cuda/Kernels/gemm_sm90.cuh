@@ -329,18 +329,15 @@ struct GemmSm90 {
       // their first unit's K loop; the consumers wait for this arrival just
       // before their first push, the producer warps after their loads.
       if (KSPLIT > 1) {
-#ifdef BS_EXP_RELAXED_ARRIVE
-        // Experiment (prepared, not yet checked on the GPU): what the peers
-        // must see by then is the barriers' initialization, which
-        // fenceBarrierInit released, so the arrival could be relaxed. The
-        // release arrival stamped the barriers ready 1123 cycles after entry
-        // against 630 relaxed (128x2112x7168, 2026-12-03 run 82, which also
-        // relaxed the CTA pairs' first cluster barrier); same-run timing
-        // then was within noise.
+        // What the peers must see by then is the barriers' initialization,
+        // which fenceBarrierInit released at cluster scope, so the arrival
+        // is relaxed (a release arrival would also wait for this thread's
+        // earlier memory operations). It stamped the barriers ready 630
+        // cycles after entry against 1123 (128x2112x7168, 2026-12-03 run 82)
+        // and ran +1 to +2 % on the three M = 128 shapes that sum splits in
+        // clusters (run 88: 414 / 616 / 752 against 409 / 609 / 738
+        // TFLOP/s, medians of 3 rounds).
         clusterArriveRelaxed();
-#else
-        clusterArrive();
-#endif
       }
     }
   }
