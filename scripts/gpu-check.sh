@@ -639,6 +639,16 @@ case "$mode" in
     ksplit_sweep
     python_tests
     CAST_VARIANTS=";BS_EXP_Q_TSTORE_EF;BS_EXP_Q_TSTORE_EL" AB_ROUNDS=3 cast_ab ;;
+  linear_el) # the layer (three GEMMs, five casts) with the transposing casts'
+    # TMA store marked evict_last between two runs without: does the hint's
+    # L2 residency cost the GEMMs that follow the casts?
+    i=0
+    for v in "" BS_EXP_Q_TSTORE_EL ""; do
+      i=$((i+1)); echo "=== linear $i defines=${v:--}" | tee -a "$OUT/check.log"
+      run 300 env BLOCKSCALE_EXP_DEFINES="$v" PYTHONPATH=python PYTHONUNBUFFERED=1 \
+        python3 bench/bench_linear.py
+      mv "$OUT/bench_linear.json" "$OUT/bench_linear_$i${v:+_el}.json"
+    done ;;
   split_probe) # split-K at M = 128 (2026-12-03, twelfth session): clusters the
     # GPU holds per size, the phase stamps, and the kernels without the
     # split-K hand-off (split 0 stores alone: a wrong result, the floor)
