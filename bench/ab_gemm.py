@@ -30,8 +30,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--defines", required=True, help="';'-separated define sets ('' = shipped)")
     p.add_argument("--max-workspace-mb", type=int, default=64,
-                   help="skip a variant whose split-K workspace is larger (the tail-split "
-                        "experiment touches only the last round's share of what the host sizes)")
+                   help="skip a variant whose split-K workspace is larger (forced splits "
+                        "on large shapes ask for gigabytes)")
     p.add_argument("--tiles", default="", help="';'-separated force_tile configs ('' = planner); "
                    "'tile@D1,D2' times that tile with defines D1 D2 only; 'MxNxK%%tile' only "
                    "for that shape")
