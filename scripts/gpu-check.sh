@@ -649,6 +649,11 @@ case "$mode" in
         python3 bench/bench_linear.py
       mv "$OUT/bench_linear.json" "$OUT/bench_linear_$i${v:+_el}.json"
     done ;;
+  cast_panel) # BS_EXP_Q_PANEL (prepared 2026-12-03, not yet run): the
+    # transposing casts in panels of 8 or 16 column tiles, alone and with the
+    # evict_last store, checked and timed against the shipped casts
+    CAST_VARIANTS="${CAST_VARIANTS-;BS_EXP_Q_PANEL=8;BS_EXP_Q_PANEL=16;BS_EXP_Q_PANEL=8 BS_EXP_Q_TSTORE_EL;BS_EXP_Q_TSTORE_EL}" \
+      AB_ROUNDS=${AB_ROUNDS:-2} cast_ab ;;
   split_probe) # split-K at M = 128 (2026-12-03, twelfth session): clusters the
     # GPU holds per size, the phase stamps, and the kernels without the
     # split-K hand-off (split 0 stores alone: a wrong result, the floor)
