@@ -649,10 +649,10 @@ case "$mode" in
         python3 bench/bench_linear.py
       mv "$OUT/bench_linear.json" "$OUT/bench_linear_$i${v:+_el}.json"
     done ;;
-  cast_panel) # BS_EXP_Q_PANEL (prepared 2026-12-03, not yet run): the
-    # transposing casts in panels of 8 or 16 column tiles, alone and with the
-    # evict_last store, checked and timed against the shipped casts
-    CAST_VARIANTS="${CAST_VARIANTS-;BS_EXP_Q_PANEL=8;BS_EXP_Q_PANEL=16;BS_EXP_Q_PANEL=8 BS_EXP_Q_TSTORE_EL;BS_EXP_Q_TSTORE_EL}" \
+  cast_panel) # the transposing casts' panel order (8 column tiles, shipped
+    # since runs 92-93) against input order (BS_EXP_Q_PANEL=0), 16-wide
+    # panels and the evict_last store, checked and timed
+    CAST_VARIANTS="${CAST_VARIANTS-;BS_EXP_Q_PANEL=0;BS_EXP_Q_PANEL=16;BS_EXP_Q_TSTORE_EL}" \
       AB_ROUNDS=${AB_ROUNDS:-2} cast_ab ;;
   split_probe) # split-K at M = 128 (2026-12-03, twelfth session): clusters the
     # GPU holds per size, the phase stamps, and the kernels without the

@@ -97,6 +97,16 @@ struct QuantizeTile {
   // bandwidth on each transposing cast in two rounds of one run (2026-12-03
   // run 44). The one-tile-per-CTA experiment keeps the thread stores.
   static constexpr bool kTmaStore = TRANS && STAGED;
+  // Width in column tiles of the panels a staged transposing cast walks
+  // (runStaged); 0 walks them in input order. An enumerator, so that NVRTC
+  // emits no global for it.
+  enum : int {
+#ifdef BS_EXP_Q_PANEL
+    kPanel = BS_EXP_Q_PANEL
+#else
+    kPanel = 8
+#endif
+  };
 
   // One CTA per 128x128 tile: all loads first, RPT independent 16-byte
   // requests in flight per thread.
@@ -156,34 +166,29 @@ struct QuantizeTile {
     const int tilesX = (p.cols + 127) / 128;
     const int tiles = tilesX * ((p.rows + 127) / 128);
 
-#ifdef BS_EXP_Q_PANEL
-    // Experiment (prepared 2026-12-03, not yet run): a transposing cast walks
-    // its tiles in panels of BS_EXP_Q_PANEL column tiles, down the rows
-    // inside a panel, so that the tiles in flight write longer runs of each
-    // transposed row (2 KB instead of ~512 bytes with 132 CTAs and 8-wide
-    // panels). Run 22 timed such an order for every cast (thread stores):
-    // 128x1 at 65536x8192 rose to 90.4 %, the casts in input order lost.
+    // A transposing cast walks its tiles in panels of kPanel column tiles,
+    // down the rows inside a panel: with 264 CTAs (two per SM for 16-bit
+    // inputs) and kPanel = 8 the tiles being written span ~33 row bands, so
+    // ~4 KB runs of each transposed row, instead of 264 / tilesX row bands
+    // in input order (0.5-1 KB at 8192-4096 columns). 128x1 at 65536x8192 ran 90.1 % of copy bandwidth against
+    // 88.6 / 89.6 in input order, the 32768x4096 transposing casts -0.2 to
+    // +0.5 points (2026-12-03 runs 92-93, one round each). Casts in input
+    // order keep it: the panel order cost them 1.7-2.8 points (run 22).
     const int tilesY = (p.rows + 127) / 128;
     auto tileCol = [&](int tile) {
-      if (!TRANS)
+      if (!TRANS || kPanel == 0)
         return tile % tilesX;
-      const int panel = tile / (BS_EXP_Q_PANEL * tilesY);
-      const int first = panel * BS_EXP_Q_PANEL;
-      const int width = min(BS_EXP_Q_PANEL, tilesX - first);
-      return first + (tile - panel * BS_EXP_Q_PANEL * tilesY) % width;
+      const int first = tile / (kPanel * tilesY) * kPanel;
+      const int width = min(static_cast<int>(kPanel), tilesX - first);
+      return first + (tile - first * tilesY) % width;
     };
     auto tileRow = [&](int tile) {
-      if (!TRANS)
+      if (!TRANS || kPanel == 0)
         return tile / tilesX;
-      const int panel = tile / (BS_EXP_Q_PANEL * tilesY);
-      const int first = panel * BS_EXP_Q_PANEL;
-      const int width = min(BS_EXP_Q_PANEL, tilesX - first);
-      return (tile - panel * BS_EXP_Q_PANEL * tilesY) / width;
+      const int first = tile / (kPanel * tilesY) * kPanel;
+      const int width = min(static_cast<int>(kPanel), tilesX - first);
+      return (tile - first * tilesY) / width;
     };
-#else
-    auto tileCol = [&](int tile) { return tile % tilesX; };
-    auto tileRow = [&](int tile) { return tile / tilesX; };
-#endif
 
     // Out-of-range parts of a box are zero-filled and still counted in the
     // transaction bytes, so every stage expects a full tile.
