@@ -170,10 +170,11 @@ struct QuantizeTile {
     // down the rows inside a panel: with 264 CTAs (two per SM for 16-bit
     // inputs) and kPanel = 8 the tiles being written span ~33 row bands, so
     // ~4 KB runs of each transposed row, instead of 264 / tilesX row bands
-    // in input order (0.5-1 KB at 8192-4096 columns). 128x1 at 65536x8192 ran 90.1 % of copy bandwidth against
-    // 88.6 / 89.6 in input order, the 32768x4096 transposing casts -0.2 to
-    // +0.5 points (2026-12-03 runs 92-93, one round each). Casts in input
-    // order keep it: the panel order cost them 1.7-2.8 points (run 22).
+    // in input order (0.5-1 KB at 8192-4096 columns). 128x1 at 65536x8192
+    // ran 90.1 % of copy bandwidth against 88.6 / 89.6 in input order, the
+    // 32768x4096 transposing casts -0.2 to +0.5 points (2026-12-03 runs
+    // 92-93, one round each). Casts in input order keep that order: panels
+    // cost them 1.7-2.8 points (run 22).
     const int tilesY = (p.rows + 127) / 128;
     auto tileCol = [&](int tile) {
       if (!TRANS || kPanel == 0)
