@@ -176,18 +176,25 @@ struct QuantizeTile {
     // 92-93, one round each). Casts in input order keep that order: panels
     // cost them 1.7-2.8 points (run 22).
     const int tilesY = (p.rows + 127) / 128;
+    // The first column tile of `tile`'s panel; the panel is `width` tiles
+    // wide (the last one may be narrower) and holds tiles first * tilesY on.
+    auto panelOf = [&](int tile, int &width) {
+      const int first = tile / (kPanel * tilesY) * kPanel;
+      width = min(static_cast<int>(kPanel), tilesX - first);
+      return first;
+    };
     auto tileCol = [&](int tile) {
       if (!TRANS || kPanel == 0)
         return tile % tilesX;
-      const int first = tile / (kPanel * tilesY) * kPanel;
-      const int width = min(static_cast<int>(kPanel), tilesX - first);
+      int width;
+      const int first = panelOf(tile, width);
       return first + (tile - first * tilesY) % width;
     };
     auto tileRow = [&](int tile) {
       if (!TRANS || kPanel == 0)
         return tile / tilesX;
-      const int first = tile / (kPanel * tilesY) * kPanel;
-      const int width = min(static_cast<int>(kPanel), tilesX - first);
+      int width;
+      const int first = panelOf(tile, width);
       return (tile - first * tilesY) / width;
     };
 
