@@ -32,6 +32,14 @@ find_ncu() {
   command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1
 }
 
+# SASS of a cubin beside it (x.cubin -> x.sass): cuobjdump on the PATH, else
+# the toolkit's.
+dump_sass() {
+  local cod
+  cod=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+  "$cod" --dump-sass "$1" > "${1%.cubin}.sass" 2>&1
+}
+
 gemm_sweep() {
   local dbg=--debug-hang
   # default shape, tails in every dimension, small M, split-K, each form.
@@ -278,7 +286,7 @@ explore() {
   $GEN --m 4096 --n 7168 --k 4096 --emit cubin -o "$OUT/gemm160.cubin"
   $GEN --m 4096 --n 7168 --k 4096 --force-tile bm=128,bn=128 --emit cubin -o "$OUT/gemm128.cubin"
   for c in gemm160 gemm128; do
-    cuobjdump --dump-sass "$OUT/$c.cubin" > "$OUT/$c.sass" 2>&1 || /usr/local/cuda/bin/cuobjdump --dump-sass "$OUT/$c.cubin" > "$OUT/$c.sass" 2>&1
+    dump_sass "$OUT/$c.cubin"
   done
   if [ -n "$NCU" ]; then
     timeout 300 "$NCU" --clock-control none -k regex:bs_gemm -c 1 --section WarpStateStats \
@@ -631,10 +639,9 @@ case "$mode" in
     # cluster-sum sweep and the Python tests
     gemm_table 300 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128;bm=256,bn=128,cluster=2"
     run 200 env PYTHONPATH=python python3 bench/tools/eager_probe.py
-    cod=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
     for v in fd: plain:--define=BS_EXP_PLAIN_DIV; do
       $GEN --m 4096 --n 2112 --k 7168 --emit cubin ${v#*:} -o "$OUT/k2112_${v%%:*}.cubin" &&
-        "$cod" --dump-sass "$OUT/k2112_${v%%:*}.cubin" > "$OUT/k2112_${v%%:*}.sass" 2>&1
+        dump_sass "$OUT/k2112_${v%%:*}.cubin"
     done
     ksplit_sweep
     python_tests
