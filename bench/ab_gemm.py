@@ -23,6 +23,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 import bench_gemm as bg  # noqa: E402
+from bench_gemm import _capi  # noqa: E402
 from bench_gemm import tflops  # noqa: E402
 
 
@@ -36,6 +37,9 @@ def main():
                    "'tile@D1,D2' times that tile with defines D1 D2 only; 'MxNxK%%tile' only "
                    "for that shape")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--pdl", default="on", choices=["on", "off", "both"],
+                   help="programmatic dependent launch (blockscale.programmatic_launch) for "
+                        "every variant, or each variant timed with and without it")
     p.add_argument("--shapes", default="targets",
                    help="targets | all | a list like 128x7168x16384,wgrad:7168x2048x4096")
     p.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "ab_gemm.json"))
@@ -82,9 +86,10 @@ def main():
             k.launch(ga, cur())
             torch.cuda.synchronize()
             err = ((out.float() - ref).norm() / refn).item()
-            variants.append({"tile": t, "defines": d, "kernel": k, "relerr": err, "ws": ws, "wbuf": wbuf,
-                             "info": k.info().split(" cache_key")[0], "key": bg.cache_key(k),
-                             "ms": []})
+            for pdl in ([False, True] if args.pdl == "both" else [args.pdl == "on"]):
+                variants.append({"tile": t, "defines": d, "pdl": pdl, "kernel": k, "relerr": err,
+                                 "ws": ws, "wbuf": wbuf, "info": k.info().split(" cache_key")[0],
+                                 "key": bg.cache_key(k), "ms": []})
         # Different define sets must be different binaries: until 2026-12-03
         # the JIT's per-thread shortcut handed the previous kernel back for
         # the same tile, so that such A/B runs timed one kernel twice.
@@ -105,6 +110,7 @@ def main():
             for v in order:
                 k = v["kernel"]
                 ga.workspace, ga.workspace_bytes = (v["wbuf"].data_ptr(), v["ws"]) if v["ws"] else (None, 0)
+                _capi.programmatic_launch(v["pdl"])  # captured with the graph
                 v["ms"].append(bg.bench_graph(lambda: k.launch(ga, cur())))
         row = {"form": form, "M": M, "N": N, "K": K, "cublaslt_ms": lt_ms, "variants": []}
         base = None
@@ -114,19 +120,21 @@ def main():
                 base = best
             tf = tflops(M, N, K, best)
             print(f"{form:5s} {M:6d} {N:6d} {K:6d} tile={v['tile'] or 'planner':28s} "
-                  f"defines={v['defines'] or '-':28s} {tf:7.1f} TF/s "
+                  f"defines={v['defines'] or '-':28s} pdl={int(v['pdl'])} {tf:7.1f} TF/s "
                   f"({base / best:5.3f}x first, {lt_ms / best:5.3f}x cuBLASLt {tflops(M, N, K, lt_ms):6.1f}) "
                   f"runs {' '.join(f'{tflops(M, N, K, m):.0f}' for m in v['ms'])} "
                   f"relerr {v['relerr']:.2e} {'PASS' if v['relerr'] < 3e-3 else 'FAIL'} [{v['info']}]",
                   flush=True)
-            row["variants"].append({k2: v[k2] for k2 in ("tile", "defines", "relerr", "info", "key", "ms")})
+            row["variants"].append({k2: v[k2] for k2 in ("tile", "defines", "pdl", "relerr", "info",
+                                                         "key", "ms")})
         rows.append(row)
     # geomean vs cuBLASLt per (tile, defines) over the shapes that have it
-    keys = {(v["tile"], v["defines"]) for r in rows for v in r["variants"]}
+    keys = {(v["tile"], v["defines"], v["pdl"]) for r in rows for v in r["variants"]}
     for key in sorted(keys):
         rs = [r["cublaslt_ms"] / min(v["ms"]) for r in rows for v in r["variants"]
-              if (v["tile"], v["defines"]) == key]
-        print(f"geomean vs cuBLASLt tile={key[0] or 'planner'} defines={key[1] or '-'}: "
+              if (v["tile"], v["defines"], v["pdl"]) == key]
+        print(f"geomean vs cuBLASLt tile={key[0] or 'planner'} defines={key[1] or '-'} "
+              f"pdl={int(key[2])}: "
               f"{math.exp(sum(map(math.log, rs)) / len(rs)):.3f} over {len(rs)} shapes")
     with open(args.json, "w") as f:
         json.dump(rows, f, indent=1)

@@ -205,6 +205,14 @@ def run_shape(form, M, N, K, variants):
     row["ours_relerr_after"] = relerr(ours())
     row["ours_ms"] = min(first, second)
     row["ours_ms_runs"] = [first, second]
+    if _capi.programmatic_launch():
+        # The same graph of ten launches without programmatic launch, where
+        # each kernel starts only once the previous one has finished.
+        _capi.programmatic_launch(False)
+        try:
+            row["ours_nopdl_ms"] = bench_graph(ours)
+        finally:
+            _capi.programmatic_launch(True)
     row["ours_eager_ms"] = bench(ours)
     a2 = a if form != "wgrad" else a
     row["bf16_ms"] = bench_graph(lambda: a2 @ w.t())
@@ -246,6 +254,8 @@ def fmt(r):
          f" | cuBLASLt {tf('cublaslt_ms'):7.1f} ({r.get('cublaslt_relerr', float('nan')):.1e})"
          f" | bf16 {tf('bf16_ms'):6.1f} | ratio {tf('ours_ms') / tf('cublaslt_ms'):5.2f}"
          f" | eager {tf('ours_eager_ms'):6.1f}")
+    if "ours_nopdl_ms" in r:
+        s += f" | no PDL {tf('ours_nopdl_ms'):7.1f} (ratio {tf('ours_nopdl_ms') / tf('cublaslt_ms'):5.2f})"
     if r.get("ours_relerr_after", 0) > 3e-3:
         s += f" | WRONG after timing: relerr {r['ours_relerr_after']:.1e}"
     if "best_variant" in r:
@@ -266,7 +276,8 @@ def main():
     variants = [v for v in args.variants.split(";") if v]
     dev = torch.cuda.get_device_properties(0)
     print(f"device {dev.name} sms={dev.multi_processor_count} torch={torch.__version__} "
-          f"blockscale={_capi.version()}", flush=True)
+          f"blockscale={_capi.version()} programmatic_launch={_capi.programmatic_launch()}",
+          flush=True)
     rows = []
     warm_up()
     t0 = time.time()
@@ -279,8 +290,15 @@ def main():
               {(f, m, n, k) for f, m, n, k, *_ in TARGETS}]
     geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
     print(f"\ngeomean vs cuBLASLt over {len(ratios)} target shapes: {geo:.3f}  ({time.time() - t0:.0f} s)")
+    nopdl = [r["cublaslt_ms"] / r["ours_nopdl_ms"] for r in rows
+             if "cublaslt_ms" in r and "ours_nopdl_ms" in r and (r["form"], r["M"], r["N"], r["K"]) in
+             {(f, m, n, k) for f, m, n, k, *_ in TARGETS}]
+    if nopdl:
+        print(f"geomean vs cuBLASLt without programmatic launch: "
+              f"{math.exp(sum(map(math.log, nopdl)) / len(nopdl)):.3f}")
     with open(args.json, "w") as f:
         json.dump({"device": dev.name, "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"),
+                   "programmatic_launch": _capi.programmatic_launch(),
                    "rows": rows, "geomean_vs_cublaslt": geo}, f, indent=1)
 
 

@@ -49,7 +49,30 @@ class _CublasLtFn(torch.autograd.Function):
         return dx, dw
 
 
+def graph_bench(run):
+    """Median time of a replay of `run` captured in a CUDA graph (no host
+    cost: the kernels alone, back to back)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            run()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        run()
+    return do_bench(g.replay, warmup=10, rep=100, return_mode="median")
+
+
 def main():
+    import argparse
+    p = argparse.ArgumentParser()
+    p.add_argument("--graph", action="store_true",
+                   help="also time each step captured in a CUDA graph (columns *_graph)")
+    p.add_argument("--pdl", default="on", choices=["on", "off", "both"],
+                   help="blockscale with programmatic dependent launch, without, or both "
+                        "(blockscale_nopdl columns)")
+    args = p.parse_args()
     rows = []
     for T, K, N in [(8192, 4096, 4096), (8192, 4096, 14336), (8192, 14336, 4096), (16384, 7168, 2112)]:
         x = torch.randn(T, K, device="cuda", dtype=torch.bfloat16, requires_grad=True)
@@ -65,16 +88,29 @@ def main():
             return run
 
         res = {}
-        for name, fn in [("bf16", lambda: lin(x)), ("blockscale", lambda: fp8(x)),
-                         ("cublaslt_fp8", lambda: _CublasLtFn.apply(x, lin.weight))]:
+        cases = [("bf16", None, lambda: lin(x))]
+        if args.pdl in ("on", "both"):
+            cases.append(("blockscale", True, lambda: fp8(x)))
+        if args.pdl in ("off", "both"):
+            cases.append(("blockscale" if args.pdl == "off" else "blockscale_nopdl", False,
+                          lambda: fp8(x)))
+        cases.append(("cublaslt_fp8", None, lambda: _CublasLtFn.apply(x, lin.weight)))
+        for name, pdl, fn in cases:
+            if pdl is not None:
+                blockscale.programmatic_launch(pdl)
             res[name] = do_bench(step(fn), warmup=10, rep=100, return_mode="median")
+            if args.graph:
+                res[name + "_graph"] = graph_bench(step(fn))
         flops = 3 * 2 * T * K * N
         r = dict(T=T, K=K, N=N, **{k + "_ms": v for k, v in res.items()})
         rows.append(r)
         print(f"T={T} K={K} N={N}: " + ", ".join(
             f"{k} {v:.3f} ms ({flops / v / 1e9:.0f} TF/s)" for k, v in res.items())
             + f" | speedup vs bf16 {res['bf16'] / res['blockscale']:.2f}x, "
-              f"vs cuBLASLt fp8 {res['cublaslt_fp8'] / res['blockscale']:.2f}x", flush=True)
+              f"vs cuBLASLt fp8 {res['cublaslt_fp8'] / res['blockscale']:.2f}x"
+            + (f", graphs: vs bf16 {res['bf16_graph'] / res['blockscale_graph']:.2f}x, "
+               f"vs cuBLASLt fp8 {res['cublaslt_fp8_graph'] / res['blockscale_graph']:.2f}x"
+               if args.graph else ""), flush=True)
     out = os.environ.get("OUT", ".")
     with open(os.path.join(out, "bench_linear.json"), "w") as f:
         json.dump({"date": time.strftime("%Y-%m-%d"), "rows": rows}, f, indent=1)

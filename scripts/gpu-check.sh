@@ -317,7 +317,8 @@ ffma_yield() {
 ab_gemm() { # AB_DEFINES: ";"-separated define sets, the empty one is shipped (AB_DEFINES="" alone: shipped only)
   run 500 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/ab_gemm.py \
     --defines "${AB_DEFINES-;BS_SASS_FFMA_YIELD=9;BS_SASS_FFMA_YIELD=16}" \
-    --tiles "${AB_TILES:-}" --max-workspace-mb "${AB_MAX_WS_MB:-64}" --rounds "${AB_ROUNDS:-3}" --shapes "${AB_SHAPES:-targets}" --json "$OUT/ab_gemm.json"
+    --tiles "${AB_TILES:-}" --max-workspace-mb "${AB_MAX_WS_MB:-64}" --rounds "${AB_ROUNDS:-3}" --shapes "${AB_SHAPES:-targets}" \
+    --pdl "${AB_PDL:-on}" --json "$OUT/ab_gemm.json"
 }
 
 # What cuBLASLt runs for the blockwise GEMMs, and ours beside it (ncu: name,
@@ -654,6 +655,36 @@ case "$mode" in
       i=$((i+1)); echo "=== linear $i defines=${v:--}" | tee -a "$OUT/check.log"
       run 300 env BLOCKSCALE_EXP_DEFINES="$v" PYTHONPATH=python PYTHONUNBUFFERED=1 \
         python3 bench/bench_linear.py
+      mv "$OUT/bench_linear.json" "$OUT/bench_linear_$i${v:+_el}.json"
+    done ;;
+  pdl) # fifteenth session: programmatic dependent launch. The Python tests
+    # (with the chain tests), the chain test once more with the kernels'
+    # wait compiled out (expected to fail: the test can), then GEMMs, casts
+    # and the layer timed with and without it in the same runs
+    python_tests
+    echo "=== PDL chain tests without gridDepWait (BS_EXP_NO_GRID_DEP_WAIT): expected to FAIL" | tee -a "$OUT/check.log"
+    timeout 300 env BLOCKSCALE_EXP_DEFINES=BS_EXP_NO_GRID_DEP_WAIT PYTHONPATH=python \
+      python3 -m pytest -q -p no:cacheprovider test/gpu/test_python_ops.py -k programmatic 2>&1 | tail -n 30 | tee -a "$OUT/check.log"
+    AB_DEFINES="" AB_PDL=both AB_ROUNDS=${AB_ROUNDS:-2} AB_SHAPES=${AB_SHAPES:-all} ab_gemm
+    CAST_VARIANTS=";|BLOCKSCALE_PDL=0" AB_ROUNDS=${AB_ROUNDS:-2} cast_ab
+    run 400 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_linear.py --graph --pdl both ;;
+  pdl2) # fifteenth session, run 95: the graph-chain test with and without
+    # the kernels' wait (without it the pdl=True case must fail and the
+    # pdl=False case pass), the Python tests, then the GEMM table with
+    # programmatic launch (and a no-PDL column)
+    echo "=== PDL chain test without gridDepWait: pdl=True expected to FAIL, pdl=False to pass" | tee -a "$OUT/check.log"
+    timeout 300 env BLOCKSCALE_EXP_DEFINES=BS_EXP_NO_GRID_DEP_WAIT PYTHONPATH=python \
+      python3 -m pytest -q -p no:cacheprovider test/gpu/test_python_ops.py -k programmatic 2>&1 | tail -n 40 | tee -a "$OUT/check.log"
+    python_tests
+    gemm_table 420 "bm=128,bn=128;bm=128,bn=192;bm=256,bn=128;bm=256,bn=128,cluster=2" ;;
+  pdl_cast) # run 96: the transposing casts' evict_last store under
+    # programmatic launch, and the layer (eager and graph-captured) with it
+    CAST_VARIANTS="${CAST_VARIANTS-;BS_EXP_Q_TSTORE_EL}" AB_ROUNDS=${AB_ROUNDS:-3} cast_ab
+    i=0
+    for v in "" BS_EXP_Q_TSTORE_EL; do
+      i=$((i+1)); echo "=== linear $i defines=${v:--}" | tee -a "$OUT/check.log"
+      run 300 env BLOCKSCALE_EXP_DEFINES="$v" PYTHONPATH=python PYTHONUNBUFFERED=1 \
+        python3 bench/bench_linear.py --graph
       mv "$OUT/bench_linear.json" "$OUT/bench_linear_$i${v:+_el}.json"
     done ;;
   cast_panel) # the transposing casts' panel order (8 column tiles, shipped

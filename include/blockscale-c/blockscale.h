@@ -129,6 +129,12 @@ BS_API void bs_cache_stats(int64_t out[4]); /* mem hits, disk hits,
                                                compiles, corrupt entries */
 BS_API void bs_clear_memory_cache(void);
 
+/* Programmatic dependent launch of GEMMs and casts (process-wide; on unless
+ * BLOCKSCALE_PDL=0): a kernel's set-up may overlap the previous kernel of its
+ * stream, and it waits for that kernel before touching global memory. */
+BS_API void bs_set_programmatic_launch(int on);
+BS_API int bs_programmatic_launch(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -285,4 +285,8 @@ void bs_cache_stats(int64_t out[4]) {
 
 void bs_clear_memory_cache(void) { clearJitMemoryCache(); }
 
+void bs_set_programmatic_launch(int on) { setProgrammaticLaunch(on != 0); }
+
+int bs_programmatic_launch(void) { return programmaticLaunch() ? 1 : 0; }
+
 } // extern "C"

@@ -7,6 +7,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 
 using namespace blockscale;
@@ -291,6 +292,34 @@ static bool aligned16(const void *p) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }
 
+static std::atomic<int> &programmaticLaunchFlag() {
+  static std::atomic<int> flag([] {
+    const char *e = std::getenv("BLOCKSCALE_PDL");
+    return (e && *e && std::strcmp(e, "0") == 0) ? 0 : 1;
+  }());
+  return flag;
+}
+
+bool blockscale::programmaticLaunch() {
+  return programmaticLaunchFlag().load(std::memory_order_relaxed) != 0;
+}
+
+void blockscale::setProgrammaticLaunch(bool on) {
+  programmaticLaunchFlag().store(on ? 1 : 0, std::memory_order_relaxed);
+}
+
+/// Appends the programmatic-launch attribute to cfg's attributes (storage
+/// `attrs`, which already holds cfg.numAttrs entries) when it is on.
+static void addProgrammaticLaunch(CUlaunchConfig &cfg, CUlaunchAttribute *attrs) {
+  if (!programmaticLaunch())
+    return;
+  CUlaunchAttribute &a = attrs[cfg.numAttrs++];
+  std::memset(&a, 0, sizeof(a));
+  a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  a.value.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attrs;
+}
+
 namespace {
 /// Per (context, stream) split-K scratch owned by the runtime.
 struct Workspace {
@@ -537,14 +566,14 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.sharedMemBytes = s.smemBytes();
   cfg.hStream = stream;
-  CUlaunchAttribute attr;
-  std::memset(&attr, 0, sizeof(attr));
+  CUlaunchAttribute attrs[2];
+  std::memset(attrs, 0, sizeof(attrs));
   int64_t slots = *sms; // persistent CTAs (or clusters) resident at once
   if (s.clusterCtas() > 1) {
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = s.clusterCtas();
-    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
-    cfg.attrs = &attr;
+    attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[0].value.clusterDim.x = s.clusterCtas();
+    attrs[0].value.clusterDim.y = attrs[0].value.clusterDim.z = 1;
+    cfg.attrs = attrs;
     cfg.numAttrs = 1;
     auto maxClusters = kernel.maxActiveClusters(cfg);
     if (!maxClusters)
@@ -552,6 +581,7 @@ llvm::Error blockscale::launchGemm(CompiledKernel &kernel,
     slots = *maxClusters;
   }
   cfg.gridDimX = unsigned(std::min<int64_t>(units, slots) * s.clusterCtas());
+  addProgrammaticLaunch(cfg, attrs);
   void *params[] = {&p, &tA, &tB, &tSA, &tSB, &tC};
   return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
                  "cuLaunchKernelEx");
@@ -668,6 +698,8 @@ llvm::Error blockscale::launchQuantize(CompiledKernel &kernel,
                           "the cast's transposed output"))
         return e;
   }
+  CUlaunchAttribute attrs[1];
+  addProgrammaticLaunch(cfg, attrs);
   void *params[] = {&p, &tX, &tQ};
   return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
                  "cuLaunchKernelEx");

@@ -9,11 +9,13 @@ Layouts (logical shapes; strides are the physical order):
 ``quantize`` returns tensors already in these layouts.
 """
 from . import _capi
+from ._capi import programmatic_launch
 from .ops import quantize, scaled_mm, scaled_mm_accumulate, scale_geometry
 from . import sharding as _sharding
 from . import nn
 
 _sharding.register()
 
-__all__ = ["quantize", "scaled_mm", "scaled_mm_accumulate", "scale_geometry", "nn"]
+__all__ = ["quantize", "scaled_mm", "scaled_mm_accumulate", "scale_geometry", "nn",
+           "programmatic_launch"]
 __version__ = "0.1.0"

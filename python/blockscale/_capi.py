@@ -103,6 +103,8 @@ def lib():
                                     P(ctypes.c_size_t)], ctypes.c_int),
                 "bs_cache_stats": ([P(ctypes.c_int64)], None),
                 "bs_clear_memory_cache": ([], None),
+                "bs_set_programmatic_launch": ([ctypes.c_int], None),
+                "bs_programmatic_launch": ([], ctypes.c_int),
             }
             for name, (args, res) in sig.items():
                 f = getattr(L, name)
@@ -199,6 +201,16 @@ def cache_stats():
     out = (ctypes.c_int64 * 4)()
     lib().bs_cache_stats(out)
     return dict(memory_hits=out[0], disk_hits=out[1], compiles=out[2], corrupt=out[3])
+
+
+def programmatic_launch(on=None):
+    """Whether GEMMs and casts use programmatic dependent launch (their
+    set-up overlaps the previous kernel of the stream; results are the same).
+    With ``on`` given, sets it for the process first. Default: on, unless the
+    environment has BLOCKSCALE_PDL=0."""
+    if on is not None:
+        lib().bs_set_programmatic_launch(1 if on else 0)
+    return bool(lib().bs_programmatic_launch())
 
 
 def version():

@@ -3,6 +3,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cstdlib>
 #include <dlfcn.h>
 #include <string>
 #include <thread>
@@ -128,4 +129,17 @@ TEST(CAPI, CreateCompilesWithoutGpuAndLaunchSaysNoDevice) {
   a.m = 128;
   EXPECT_EQ(bs_gemm_launch(k, &a, nullptr), BS_ERROR_NO_DEVICE) << bs_last_error();
   bs_gemm_kernel_destroy(k);
+}
+
+// Programmatic dependent launch is a process-wide switch: on unless the
+// environment says BLOCKSCALE_PDL=0, and settable either way.
+TEST(CAPI, ProgrammaticLaunchSwitch) {
+  const char *e = std::getenv("BLOCKSCALE_PDL");
+  const int initial = (e && std::string(e) == "0") ? 0 : 1;
+  EXPECT_EQ(bs_programmatic_launch(), initial);
+  bs_set_programmatic_launch(0);
+  EXPECT_EQ(bs_programmatic_launch(), 0);
+  bs_set_programmatic_launch(7);
+  EXPECT_EQ(bs_programmatic_launch(), 1);
+  bs_set_programmatic_launch(initial);
 }

@@ -236,3 +236,52 @@ def test_dtensor_sharding_rules_single_rank():
     assert torch.equal(dq.full_tensor().view(torch.uint8), q.view(torch.uint8))
     assert dq.placements[0] == Shard(0)
     dist.destroy_process_group()
+
+
+
+@pytest.mark.parametrize("pdl", [False, True])
+def test_programmatic_launch_orders_dependent_kernels(pdl):
+    """cast -> GEMM -> cast captured back to back in a CUDA graph, each
+    kernel reading what the previous one wrote. The GEMM has a few CTAs and
+    the casts one per tile, so under programmatic launch each kernel starts
+    on idle SMs while the previous one still runs: without its wait for that
+    kernel it would read the poison put in its input before the replay
+    (BS_EXP_NO_GRID_DEP_WAIT makes this test fail with pdl=True)."""
+    prev = blockscale.programmatic_launch()
+    try:
+        blockscale.programmatic_launch(pdl)
+        g = torch.Generator(device="cuda").manual_seed(3)
+        x = torch.randn(128, 16384, device="cuda", dtype=torch.bfloat16, generator=g)
+        w = torch.randn(256, 16384, device="cuda", dtype=torch.bfloat16, generator=g)
+        bq, bs = blockscale.quantize(w, "128x128", transpose=True, layout="col_major")
+
+        def chain():
+            aq, as_ = blockscale.quantize(x, "1x128")
+            y = blockscale.scaled_mm(aq, as_, bq, bs, "1x128", "128x128", torch.bfloat16)
+            return (aq, as_, y) + tuple(blockscale.quantize(y, "1x128"))
+
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            chain()  # compiles and loads outside the capture
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            aq, as_, y, yq, ys = chain()
+        for _ in range(3):
+            x.copy_(torch.randn(x.shape, device="cuda", dtype=x.dtype, generator=g))
+            aq.view(torch.uint8).fill_(0x7F)  # e4m3 NaN
+            as_.fill_(float("nan"))
+            y.fill_(float("nan"))
+            yq.view(torch.uint8).fill_(0)
+            ys.fill_(0)
+            graph.replay()
+            torch.cuda.synchronize()
+            ref = dequantize(aq, as_, "1x128") @ dequantize(bq, bs, "128x128")
+            assert torch.isfinite(y).all()
+            assert rel(y, ref) <= 2e-3
+            qr, sr = quantize_ref(y, "1x128")
+            assert torch.equal(yq.view(torch.uint8), qr.view(torch.uint8))
+            assert torch.equal(ys, sr)
+    finally:
+        blockscale.programmatic_launch(prev)

@@ -90,6 +90,16 @@ size_t gemmWorkspaceBytes(const GemmKernelSpec &spec,
                           const GemmLaunchConfig &launch, int64_t m, int64_t n,
                           int64_t k);
 
+/// Whether GEMM and cast launches are programmatic dependent launches
+/// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION): the kernel's
+/// set-up (barrier initialization, descriptor prefetch) may then run while
+/// the previous kernel of the stream finishes; the kernel waits for that
+/// kernel's completion before its first global memory access, so results
+/// are the same either way. On by default; BLOCKSCALE_PDL=0 in the
+/// environment or setProgrammaticLaunch(false) turns it off (process-wide).
+bool programmaticLaunch();
+void setProgrammaticLaunch(bool on);
+
 /// Launches a GEMM kernel on `stream`. n and k are the kernel's (static)
 /// sizes; m comes from args.m when >= 0. Checks pointers and strides first.
 llvm::Error launchGemm(CompiledKernel &kernel, const GemmLaunchConfig &launch,

@@ -6,9 +6,14 @@
 
 // CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_128x1_t
 // CHECK: .target sm_90a
+// Every kernel lets the next one launch early and initializes its barriers
+// before it waits for the previous kernel (programmatic dependent launch);
+// its first load comes after the wait.
+// CHECK: griddepcontrol.launch_dependents;
 // Casts are persistent: their tiles arrive by TMA into a ring
 // guarded by mbarriers, and a stage is refilled only after a proxy fence.
 // CHECK: mbarrier.init.shared::cta.b64
+// CHECK: griddepcontrol.wait;
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: fence.proxy.async.shared::cta;
@@ -28,7 +33,9 @@
 // thread's 8 FP8 bytes of a row with one store, no shared-memory transpose.
 // CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_1x128
 // CHECK: .target sm_90a
+// CHECK: griddepcontrol.launch_dependents;
 // CHECK: mbarrier.init.shared::cta.b64
+// CHECK: griddepcontrol.wait;
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: ld.shared.v4.u32
@@ -41,7 +48,10 @@
 // CHECK: .target sm_90a
 // CHECK: .entry bs_gemm_b128x128_e4m3_e4m3_bf16
 // CHECK: .param .align 64 .b8 {{.*}}_param_1[128]
-// CHECK-DAG: mbarrier.init.shared::cta.b64
+// CHECK: griddepcontrol.launch_dependents;
+// CHECK: mbarrier.init.shared::cta.b64
+// CHECK: prefetch.tensormap
+// CHECK: griddepcontrol.wait;
 // CHECK-DAG: setmaxnreg.dec.sync.aligned.u32 40
 // CHECK-DAG: setmaxnreg.inc.sync.aligned.u32 232
 // CHECK-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes

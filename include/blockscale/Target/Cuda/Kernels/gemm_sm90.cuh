@@ -270,6 +270,9 @@ struct GemmSm90 {
     const int first = blockIdx.x / kClusterCtas,
               stride = gridDim.x / kClusterCtas;
 
+    // The next kernel of the stream may start its own set-up on the SMs
+    // this grid leaves; its gridDepWait orders it after this grid's stores.
+    gridDepLaunchDependents();
     if (threadIdx.x == 0) {
       BS_TIMELINE(true, Entry);
       BS_TIMELINE(true, GEntry);
@@ -294,6 +297,11 @@ struct GemmSm90 {
       tmaPrefetchDesc(tC);
     }
     startSync();
+    // Everything above touches only shared memory and the kernel's
+    // parameters, so under a programmatic launch it overlaps the previous
+    // kernel's tail; every thread waits here before its first global access
+    // (loads, scale reads, stores, the split-K workspace).
+    gridDepWait();
     BS_TIMELINE(threadIdx.x == 0, Ready);
 
     if (wg == kConsumers) {

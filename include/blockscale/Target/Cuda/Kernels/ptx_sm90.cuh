@@ -206,6 +206,27 @@ __device__ __forceinline__ void clusterSync() {
   clusterWait();
 }
 
+//===-- programmatic dependent launch --------------------------------===//
+//
+// A kernel launched with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+// may start while the previous kernel of its stream (or graph edge) is still
+// running. It must not touch global memory that kernel reads or writes
+// before gridDepWait returns, which is when that kernel has completed and
+// its writes are visible (PTX ISA, "griddepcontrol"). Launched without the
+// attribute, the wait returns at once.
+
+__device__ __forceinline__ void gridDepWait() {
+#ifndef BS_EXP_NO_GRID_DEP_WAIT // experiment: what the wait orders (GPU tests)
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+// Lets the next programmatically dependent kernel launch once every CTA of
+// this grid has executed it (or exited); that kernel's own gridDepWait still
+// waits for this grid's completion, so the point only moves its prologue.
+__device__ __forceinline__ void gridDepLaunchDependents() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
 // Address of the same shared-memory offset in CTA `rank` of the cluster.
 __device__ __forceinline__ u32 mapaShared(u32 addr, u32 rank) {
   u32 r;

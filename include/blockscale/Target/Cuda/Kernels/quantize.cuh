@@ -112,6 +112,8 @@ struct QuantizeTile {
   // requests in flight per thread.
   __device__ static void run(const QuantParams &p) {
     static_assert(!STAGED, "the staged cast takes the input's tensor map");
+    gridDepLaunchDependents();
+    gridDepWait();
     const int t = threadIdx.x;
     const int cg = t % kColThreads, rg = t / kColThreads;
     const int rowBase = blockIdx.y * 128, colBase = blockIdx.x * 128;
@@ -205,15 +207,21 @@ struct QuantizeTile {
       tmaLoad2d(ringAddr + s * kTileBytes, tX, barAddr + 8 * s,
                 tileCol(tile) * 128, tileRow(tile) * 128);
     };
+    // Under a programmatic launch (gridDepWait, ptx_sm90.cuh) the set-up
+    // overlaps the previous kernel's tail; the first loads, and every
+    // thread's stores, come after the wait.
+    gridDepLaunchDependents();
     if (t == 0) {
       for (int s = 0; s < kQuantStages; ++s)
         mbarInit(barAddr + 8 * s, 1);
       fenceBarrierInit();
       tmaPrefetchDesc(tX);
+    }
+    gridDepWait();
+    if (t == 0)
       for (int s = 0; s < kQuantStages; ++s)
         if (blockIdx.x + s * gridDim.x < tiles)
           fill(blockIdx.x + s * gridDim.x, s);
-    }
     __syncthreads();
 
     int j = 0;
