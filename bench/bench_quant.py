@@ -38,9 +38,17 @@ CASES = [  # (rows, cols, recipe, transpose, layout, what)
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "bench_quant.json"))
+    p.add_argument("--extra", default="",
+                   help="more sizes RxC (comma-separated) for the two transposing activation "
+                        "casts, e.g. 32768x8192,65536x4096")
     args = p.parse_args()
+    cases = list(CASES)
+    for item in filter(None, args.extra.split(",")):
+        R, C = (int(v) for v in item.split("x"))
+        cases += [(R, C, "128x1", False, "col_major", "activation 128x1 col-major, extra"),
+                  (R, C, "1x128", True, "row_major", "dY^T 1x128, extra")]
     rows = []
-    for R, C, recipe, tr, layout, what in CASES:
+    for R, C, recipe, tr, layout, what in cases:
         x = torch.randn(R, C, device="cuda", dtype=torch.bfloat16)
         q, s = blockscale.quantize(x, recipe, transpose=tr, layout=layout)
         qr, sr = quantize_ref(x, recipe, transpose=tr)

@@ -524,7 +524,7 @@ cast_ab() {
       v=${sets[$i]}; defs=${v%%|*}; envs=""; [ "$v" != "$defs" ] && envs=${v#*|}
       echo "=== round $r variant $i: ${v:-shipped}" | tee -a "$OUT/check.log"
       run 300 env BLOCKSCALE_EXP_DEFINES="$defs" $envs PYTHONPATH=python PYTHONUNBUFFERED=1 \
-        python3 bench/bench_quant.py --json "$OUT/bench_quant_r${r}_v$i.json"
+        python3 bench/bench_quant.py ${BQ_ARGS:-} --json "$OUT/bench_quant_r${r}_v$i.json"
     done
   done
 }
@@ -687,6 +687,11 @@ case "$mode" in
         python3 bench/bench_linear.py --graph
       mv "$OUT/bench_linear.json" "$OUT/bench_linear_$i${v:+_el}.json"
     done ;;
+  pdl3) # run 97: the GEMM table once more (programmatic launch), then the
+    # evict_last store on the transposing casts at two more sizes between
+    # 32768x4096 (where it gained) and 65536x8192 (where it lost)
+    gemm_table 300 "bm=128,bn=128;bm=256,bn=128,cluster=2"
+    BQ_ARGS="--extra 32768x8192,65536x4096" CAST_VARIANTS=";BS_EXP_Q_TSTORE_EL" AB_ROUNDS=2 cast_ab ;;
   cast_panel) # the transposing casts' panel order (8 column tiles, shipped
     # since runs 92-93) against input order (BS_EXP_Q_PANEL=0), 16-wide
     # panels and the evict_last store, checked and timed
