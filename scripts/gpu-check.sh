@@ -692,6 +692,10 @@ case "$mode" in
     # 32768x4096 (where it gained) and 65536x8192 (where it lost)
     gemm_table 300 "bm=128,bn=128;bm=256,bn=128,cluster=2"
     BQ_ARGS="--extra 32768x8192,65536x4096" CAST_VARIANTS=";BS_EXP_Q_TSTORE_EL" AB_ROUNDS=2 cast_ab ;;
+  host_probe) # the Python host path of scaled_mm piece by piece
+    # (bench/tools/host_path_probe.py), after the whole-call probe
+    run 200 env PYTHONPATH=python python3 bench/tools/eager_probe.py
+    run 200 env PYTHONPATH=python python3 bench/tools/host_path_probe.py ;;
   cast_panel) # the transposing casts' panel order (8 column tiles, shipped
     # since runs 92-93) against input order (BS_EXP_Q_PANEL=0), 16-wide
     # panels and the evict_last store, checked and timed
