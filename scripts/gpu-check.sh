@@ -696,6 +696,11 @@ case "$mode" in
     # (bench/tools/host_path_probe.py), after the whole-call probe
     run 200 env PYTHONPATH=python python3 bench/tools/eager_probe.py
     run 200 env PYTHONPATH=python python3 bench/tools/host_path_probe.py ;;
+  py_fast) # the Python ops calling their implementation directly in eager
+    # mode: the Python tests, then the host-path probes
+    python_tests
+    run 200 env PYTHONPATH=python python3 bench/tools/host_path_probe.py
+    run 200 env PYTHONPATH=python python3 bench/tools/eager_probe.py ;;
   cast_panel) # the transposing casts' panel order (8 column tiles, shipped
     # since runs 92-93) against input order (BS_EXP_Q_PANEL=0), 16-wide
     # panels and the evict_last store, checked and timed

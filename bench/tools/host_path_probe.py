@@ -71,7 +71,7 @@ def main():
         return torch.cuda.current_device() == dev_index
 
     rows = [
-        ("blockscale.scaled_mm (custom op, whole path)",
+        ("blockscale.scaled_mm (whole call)",
          lambda: blockscale.scaled_mm(aq, as_, bq, bs, "1x128", rb, torch.bfloat16)),
         ("torch.ops.blockscale.scaled_mm.default",
          lambda: torch.ops.blockscale.scaled_mm.default(aq, as_, bq, bs, "1x128", rb,

@@ -4,8 +4,11 @@
 and have fake implementations, so ``torch.compile(fullgraph=True)`` traces
 them without graph breaks. Layouts are checked, never fixed up: a tensor in
 the wrong order is an error that names the layout needed (no hidden
-``.contiguous()``).
+``.contiguous()``). The public functions call the implementation directly
+when nothing needs the dispatcher (plain tensors in eager mode, see
+``_direct``), and the custom op otherwise.
 """
+import os
 from typing import Tuple
 
 import torch
@@ -42,9 +45,56 @@ def scale_geometry(recipe, shape, ld=0):
     return (s0, s1), strides, ld * (s0 if row_major else s1)
 
 
+_ELEM_BYTES = {torch.bfloat16: 2, torch.float16: 2, torch.float32: 4}
+
+
 def _out_strides(n, dtype):
-    per = 16 // torch.empty((), dtype=dtype).element_size()
-    return (_round_up(n, per), 1)
+    size = _ELEM_BYTES.get(dtype) or torch.empty((), dtype=dtype).element_size()
+    return (_round_up(n, 16 // size), 1)
+
+
+_ALWAYS_DISPATCH = os.environ.get("BLOCKSCALE_ALWAYS_DISPATCH", "") not in ("", "0")
+_dispatch_stack_len = getattr(torch._C, "_len_torch_dispatch_stack", None)
+_function_mode_on = getattr(torch._C, "_is_torch_function_mode_enabled", None)
+
+
+def _direct(*tensors):
+    """Whether an eager call may run the implementation without going through
+    the PyTorch dispatcher, whose custom-op path cost ~47 of the ~79 us of a
+    scaled_mm call (2026-12-03 run 99, bench/tools/host_path_probe.py): plain
+    tensors, no torch.compile tracing, no torch-function or dispatch mode, and
+    nothing for autograd to record. Everything else (torch.compile, DTensor,
+    fake tensors, modes such as profilers' and FlopCounterMode, inputs that
+    require grad) goes through the custom op, as does every call when
+    BLOCKSCALE_ALWAYS_DISPATCH=1."""
+    if torch.compiler.is_compiling() or _ALWAYS_DISPATCH:
+        return False
+    if _dispatch_stack_len is None or _function_mode_on is None:
+        return False
+    if _dispatch_stack_len() or _function_mode_on():
+        return False
+    grad = torch.is_grad_enabled()
+    for t in tensors:
+        if type(t) not in _PLAIN or (grad and t.requires_grad):
+            return False
+    return True
+
+
+_PLAIN = (torch.Tensor, torch.nn.Parameter)  # no __torch_function__ / dispatch of their own
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _launch_on(kern, args, device):
+    """Launches on the current stream of `device`, with that device current
+    (the runtime launches in the current CUDA context)."""
+    idx = device.index if device.index is not None else torch.cuda.current_device()
+    stream = (_raw_stream(idx) if _raw_stream is not None
+              else torch.cuda.current_stream(idx).cuda_stream)
+    if torch.cuda.current_device() == idx:
+        kern.launch(args, stream)
+    else:
+        with torch.cuda.device(idx):
+            kern.launch(args, stream)
 
 
 def _err(msg):
@@ -173,16 +223,11 @@ def _launch_mm(a, a_scale, b, b_scale, recipe_b, out, accumulate, dims):
     if need:
         ws = _workspace(a.device, need)
         args.workspace, args.workspace_bytes = ws.data_ptr(), ws.numel()
-    with torch.cuda.device(a.device):
-        kern.launch(args, torch.cuda.current_stream(a.device).cuda_stream)
+    _launch_on(kern, args, a.device)
 
 
-@torch.library.custom_op("blockscale::scaled_mm", mutates_args=())
-def scaled_mm(a: Tensor, a_scale: Tensor, b: Tensor, b_scale: Tensor, recipe_a: str,
-              recipe_b: str, out_dtype: torch.dtype) -> Tensor:
-    """C = A @ B with blockwise decode scales (see the module docstring of
-    blockscale for the layouts). ``recipe_b`` '128x128' is the forward /
-    grad-input GEMM, '128x1' the grad-weight GEMM."""
+def _scaled_mm_impl(a: Tensor, a_scale: Tensor, b: Tensor, b_scale: Tensor, recipe_a: str,
+                    recipe_b: str, out_dtype: torch.dtype) -> Tensor:
     dims = _check_mm(a, a_scale, b, b_scale, recipe_a, recipe_b, out_dtype)
     M, N = dims[0], dims[1]
     out = torch.empty_strided((M, N), _out_strides(N, out_dtype), dtype=out_dtype,
@@ -191,17 +236,31 @@ def scaled_mm(a: Tensor, a_scale: Tensor, b: Tensor, b_scale: Tensor, recipe_a: 
     return out
 
 
-@scaled_mm.register_fake
+_scaled_mm_op = torch.library.custom_op("blockscale::scaled_mm", mutates_args=())(
+    _scaled_mm_impl)
+
+
+def scaled_mm(a: Tensor, a_scale: Tensor, b: Tensor, b_scale: Tensor, recipe_a: str,
+              recipe_b: str, out_dtype: torch.dtype) -> Tensor:
+    """C = A @ B with blockwise decode scales (see the module docstring of
+    blockscale for the layouts). ``recipe_b`` '128x128' is the forward /
+    grad-input GEMM, '128x1' the grad-weight GEMM. The custom op
+    ``torch.ops.blockscale.scaled_mm``; plain eager calls skip the
+    dispatcher (``_direct``)."""
+    if _direct(a, a_scale, b, b_scale):
+        return _scaled_mm_impl(a, a_scale, b, b_scale, recipe_a, recipe_b, out_dtype)
+    return _scaled_mm_op(a, a_scale, b, b_scale, recipe_a, recipe_b, out_dtype)
+
+
+@_scaled_mm_op.register_fake
 def _(a, a_scale, b, b_scale, recipe_a, recipe_b, out_dtype):
     M, N = a.shape[0], b.shape[1]
     return torch.empty_strided((M, N), _out_strides(N, out_dtype), dtype=out_dtype,
                                device=a.device)
 
 
-@torch.library.custom_op("blockscale::scaled_mm_accumulate", mutates_args=("c",))
-def scaled_mm_accumulate(c: Tensor, a: Tensor, a_scale: Tensor, b: Tensor,
-                         b_scale: Tensor) -> None:
-    """c += A @ B for the grad-weight form (1x128 x 128x1), c float32."""
+def _scaled_mm_accumulate_impl(c: Tensor, a: Tensor, a_scale: Tensor, b: Tensor,
+                               b_scale: Tensor) -> None:
     dims = _check_mm(a, a_scale, b, b_scale, "1x128", "128x1", torch.float32)
     if c.dtype != torch.float32 or tuple(c.shape) != (dims[0], dims[1]) or (
             dims[1] > 1 and c.stride(1) != 1):
@@ -210,6 +269,19 @@ def scaled_mm_accumulate(c: Tensor, a: Tensor, a_scale: Tensor, b: Tensor,
     if (c.stride(0) * 4) % 16 or c.data_ptr() % 16:
         _err("expected c's rows to be 16-byte aligned (TMA reduce-add)")
     _launch_mm(a, a_scale, b, b_scale, "128x1", c, True, dims)
+
+
+_scaled_mm_accumulate_op = torch.library.custom_op(
+    "blockscale::scaled_mm_accumulate", mutates_args=("c",))(_scaled_mm_accumulate_impl)
+
+
+def scaled_mm_accumulate(c: Tensor, a: Tensor, a_scale: Tensor, b: Tensor,
+                         b_scale: Tensor) -> None:
+    """c += A @ B for the grad-weight form (1x128 x 128x1), c float32 (the
+    custom op ``torch.ops.blockscale.scaled_mm_accumulate``)."""
+    if _direct(c, a, a_scale, b, b_scale):
+        return _scaled_mm_accumulate_impl(c, a, a_scale, b, b_scale)
+    return _scaled_mm_accumulate_op(c, a, a_scale, b, b_scale)
 
 
 def _scale_tensor(shape, strides, device):
@@ -242,12 +314,9 @@ def _quant_layout(x, recipe, transpose, layout, fp8_dtype):
     return R, C, L, q_strides, s_shape, s_strides
 
 
-@torch.library.custom_op("blockscale::quantize", mutates_args=())
-def quantize(x: Tensor, recipe: str, transpose: bool = False, layout: str = "row_major",
-             fp8_dtype: torch.dtype = torch.float8_e4m3fn) -> Tuple[Tensor, Tensor]:
-    """FP8 cast with blockwise decode scales of the (optionally transposed)
-    row-major input; returns (q, scale) as logical tensors whose strides are
-    the physical layout the matmul kernels read."""
+def _quantize_impl(x: Tensor, recipe: str, transpose: bool = False,
+                   layout: str = "row_major",
+                   fp8_dtype: torch.dtype = torch.float8_e4m3fn) -> Tuple[Tensor, Tensor]:
     R, C, L, q_strides, s_shape, s_strides = _quant_layout(x, recipe, transpose, layout,
                                                            fp8_dtype)
     if C > 1 and x.stride(1) != 1:
@@ -282,12 +351,26 @@ def quantize(x: Tensor, recipe: str, transpose: bool = False, layout: str = "row
     args.rows, args.ldx = R, ldx
     args.ldq = R if writes_t else C
     args.ld_scale = max(s_strides)
-    with torch.cuda.device(x.device):
-        kern.launch(args, torch.cuda.current_stream(x.device).cuda_stream)
+    _launch_on(kern, args, x.device)
     return q, s
 
 
-@quantize.register_fake
+_quantize_op = torch.library.custom_op("blockscale::quantize", mutates_args=())(_quantize_impl)
+
+
+def quantize(x: Tensor, recipe: str, transpose: bool = False, layout: str = "row_major",
+             fp8_dtype: torch.dtype = torch.float8_e4m3fn) -> Tuple[Tensor, Tensor]:
+    """FP8 cast with blockwise decode scales of the (optionally transposed)
+    row-major input; returns (q, scale) as logical tensors whose strides are
+    the physical layout the matmul kernels read. The custom op
+    ``torch.ops.blockscale.quantize``; plain eager calls skip the dispatcher
+    (``_direct``)."""
+    if _direct(x):
+        return _quantize_impl(x, recipe, transpose, layout, fp8_dtype)
+    return _quantize_op(x, recipe, transpose, layout, fp8_dtype)
+
+
+@_quantize_op.register_fake
 def _(x, recipe, transpose=False, layout="row_major", fp8_dtype=torch.float8_e4m3fn):
     R, C, L, q_strides, s_shape, s_strides = _quant_layout(x, recipe, transpose, layout,
                                                            fp8_dtype)
@@ -296,6 +379,6 @@ def _(x, recipe, transpose=False, layout="row_major", fp8_dtype=torch.float8_e4m
     return q, s
 
 
-@scaled_mm_accumulate.register_fake
+@_scaled_mm_accumulate_op.register_fake
 def _(c, a, a_scale, b, b_scale):
     return None

@@ -285,3 +285,42 @@ def test_programmatic_launch_orders_dependent_kernels(pdl):
             assert torch.equal(ys, sr)
     finally:
         blockscale.programmatic_launch(prev)
+
+
+def test_eager_calls_skip_the_dispatcher_only_when_nothing_needs_it():
+    """Plain eager calls run the implementation directly; a dispatch mode
+    (here one that logs ops), autograd and torch.compile still see the op."""
+    from blockscale import ops
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    aq, as_, bq, bs, rb, ref = operands(128, 2112, 7168, "fwd")
+    assert ops._direct(aq, as_, bq, bs)
+    y_direct = blockscale.scaled_mm(aq, as_, bq, bs, "1x128", rb, torch.bfloat16)
+    y_op = torch.ops.blockscale.scaled_mm.default(aq, as_, bq, bs, "1x128", rb, torch.bfloat16)
+    assert rel(y_direct, ref) <= 2e-3 and rel(y_direct, y_op) <= 1e-3
+
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Log() as log:
+        assert not ops._direct(aq)
+        blockscale.scaled_mm(aq, as_, bq, bs, "1x128", rb, torch.bfloat16)
+        blockscale.quantize(ref.bfloat16(), "1x128")
+    assert any("blockscale.scaled_mm" in o for o in log.ops), log.ops
+    assert any("blockscale.quantize" in o for o in log.ops), log.ops
+
+    x = torch.randn(256, 256, device="cuda", requires_grad=True)
+    assert not ops._direct(x)
+    with torch.no_grad():
+        assert ops._direct(x)
+    w = torch.nn.Parameter(torch.randn(256, 256, device="cuda"), requires_grad=False)
+    assert ops._direct(w)
+    q1, s1 = blockscale.quantize(x.detach(), "1x128")
+    q2, s2 = torch.ops.blockscale.quantize.default(x.detach(), "1x128")
+    assert torch.equal(q1.view(torch.uint8), q2.view(torch.uint8)) and torch.equal(s1, s2)
