@@ -310,7 +310,8 @@ void blockscale::setProgrammaticLaunch(bool on) {
 
 /// Appends the programmatic-launch attribute to cfg's attributes (storage
 /// `attrs`, which already holds cfg.numAttrs entries) when it is on.
-static void addProgrammaticLaunch(CUlaunchConfig &cfg, CUlaunchAttribute *attrs) {
+static void addProgrammaticLaunch(CUlaunchConfig &cfg,
+                                  CUlaunchAttribute *attrs) {
   if (!programmaticLaunch())
     return;
   CUlaunchAttribute &a = attrs[cfg.numAttrs++];
