@@ -263,6 +263,17 @@ def fmt(r):
     return s
 
 
+def target_geomean(rows, key):
+    """Geomean of cuBLASLt time / rows[key] over the target shapes that have
+    both, and how many there were (nan, 0 when none)."""
+    targets = {(f, m, n, k) for f, m, n, k, *_ in TARGETS}
+    ratios = [r["cublaslt_ms"] / r[key] for r in rows
+              if "cublaslt_ms" in r and key in r and (r["form"], r["M"], r["N"], r["K"]) in targets]
+    if not ratios:
+        return float("nan"), 0
+    return math.exp(sum(map(math.log, ratios)) / len(ratios)), len(ratios)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
@@ -285,17 +296,11 @@ def main():
         r = run_shape(form, M, N, K, variants)
         rows.append(r)
         print(fmt(r), flush=True)
-    ratios = [tflops(r["M"], r["N"], r["K"], r["ours_ms"]) / tflops(r["M"], r["N"], r["K"], r["cublaslt_ms"])
-              for r in rows if "cublaslt_ms" in r and (r["form"], r["M"], r["N"], r["K"]) in
-              {(f, m, n, k) for f, m, n, k, *_ in TARGETS}]
-    geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
-    print(f"\ngeomean vs cuBLASLt over {len(ratios)} target shapes: {geo:.3f}  ({time.time() - t0:.0f} s)")
-    nopdl = [r["cublaslt_ms"] / r["ours_nopdl_ms"] for r in rows
-             if "cublaslt_ms" in r and "ours_nopdl_ms" in r and (r["form"], r["M"], r["N"], r["K"]) in
-             {(f, m, n, k) for f, m, n, k, *_ in TARGETS}]
-    if nopdl:
-        print(f"geomean vs cuBLASLt without programmatic launch: "
-              f"{math.exp(sum(map(math.log, nopdl)) / len(nopdl)):.3f}")
+    geo, count = target_geomean(rows, "ours_ms")
+    print(f"\ngeomean vs cuBLASLt over {count} target shapes: {geo:.3f}  ({time.time() - t0:.0f} s)")
+    geo_nopdl, count_nopdl = target_geomean(rows, "ours_nopdl_ms")
+    if count_nopdl:
+        print(f"geomean vs cuBLASLt without programmatic launch: {geo_nopdl:.3f}")
     with open(args.json, "w") as f:
         json.dump({"device": dev.name, "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"),
                    "programmatic_launch": _capi.programmatic_launch(),

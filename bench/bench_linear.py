@@ -4,6 +4,7 @@ FP8 recipe through cuBLASLt (torchao-style: F.scaled_mm blockwise for the
 three GEMMs, blockscale casts for the quantization), one run.
 PYTHONPATH=python python3 bench/bench_linear.py
 """
+import argparse
 import json
 import os
 import sys
@@ -65,7 +66,6 @@ def graph_bench(run):
 
 
 def main():
-    import argparse
     p = argparse.ArgumentParser()
     p.add_argument("--graph", action="store_true",
                    help="also time each step captured in a CUDA graph (columns *_graph)")

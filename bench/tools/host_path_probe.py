@@ -38,18 +38,6 @@ def main():
     out = torch.empty(M, Nn, device="cuda", dtype=torch.bfloat16)
     dims = ops._check_mm(aq, as_, bq, bs, "1x128", rb, torch.bfloat16)
     kern = ops._gemm_kernel("fwd", Nn, K, "e4m3", "e4m3", "bf16", False, M)
-    args = _capi.GemmArgs()
-    _capi.lib().bs_gemm_args_init(args)
-    args.a, args.a_scale, args.b, args.b_scale, args.c = (
-        aq.data_ptr(), as_.data_ptr(), bq.data_ptr(), bs.data_ptr(), out.data_ptr())
-    args.m, args.lda, args.ldb, args.ldc = M, dims[3], dims[4], Nn
-    args.ldsa, args.ldsb = dims[5], dims[6]
-    args.sb_stride_k, args.sb_stride_n = bs.stride(0), bs.stride(1)
-    stream = torch.cuda.current_stream().cuda_stream
-    lib = _capi.lib()
-    handle = kern.handle
-    pargs = ctypes.byref(args)
-    cstream = ctypes.c_void_p(stream)
 
     def build_args():
         g = _capi.GemmArgs()
@@ -60,6 +48,13 @@ def main():
         g.ldsa, g.ldsb = dims[5], dims[6]
         g.sb_stride_k, g.sb_stride_n = bs.stride(0), bs.stride(1)
         return g
+
+    args = build_args()
+    stream = torch.cuda.current_stream().cuda_stream
+    lib = _capi.lib()
+    handle = kern.handle
+    pargs = ctypes.byref(args)
+    cstream = ctypes.c_void_p(stream)
 
     def devctx():
         with torch.cuda.device(aq.device):

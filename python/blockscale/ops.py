@@ -56,6 +56,7 @@ def _out_strides(n, dtype):
 _ALWAYS_DISPATCH = os.environ.get("BLOCKSCALE_ALWAYS_DISPATCH", "") not in ("", "0")
 _dispatch_stack_len = getattr(torch._C, "_len_torch_dispatch_stack", None)
 _function_mode_on = getattr(torch._C, "_is_torch_function_mode_enabled", None)
+_PLAIN = (torch.Tensor, torch.nn.Parameter)  # no __torch_function__ / dispatch of their own
 
 
 def _direct(*tensors):
@@ -80,7 +81,6 @@ def _direct(*tensors):
     return True
 
 
-_PLAIN = (torch.Tensor, torch.nn.Parameter)  # no __torch_function__ / dispatch of their own
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
