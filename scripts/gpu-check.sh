@@ -515,7 +515,7 @@ cast_ab() {
   IFS=';' read -ra sets <<< "${CAST_VARIANTS:?set CAST_VARIANTS}"
   for i in "${!sets[@]}"; do
     defs=${sets[$i]%%|*}
-    [ -z "$defs" ] && continue
+    [ -z "$defs" ] || [ -n "${CAST_SKIP_CHECK:-}" ] && continue
     echo "=== check variant $i: ${sets[$i]}" | tee -a "$OUT/check.log"
     export BLOCKSCALE_EXP_DEFINES="$defs"; QUICK=1 quant_sweep; unset BLOCKSCALE_EXP_DEFINES
   done
@@ -573,6 +573,36 @@ case "$mode" in
   casts) quant_sweep; cluster_sweep; quant_bench; cast_time "65536 8192" ;;
   casts_final) quant_sweep; quant_bench ;;
   cast_ab) cast_ab ;;
+  producer) # sixteenth session: a producer warp issues the transposing
+    # casts' TMA loads and stores; every cast checked, then timed against
+    # worker 0 issuing them (BS_EXP_Q_NO_PRODUCER) in three rounds
+    quant_sweep
+    CAST_VARIANTS="${CAST_VARIANTS-;BS_EXP_Q_NO_PRODUCER}" AB_ROUNDS=${AB_ROUNDS:-3} \
+      BQ_ARGS="${BQ_ARGS---extra 32768x8192,65536x4096}" cast_ab ;;
+  final16) # sixteenth session's release check: every cast, the Python GPU
+    # tests, the casts against worker 0 issuing the TMA operations (two
+    # rounds), the graph-captured layer
+    quant_sweep
+    python_tests
+    CAST_VARIANTS=";BS_EXP_Q_NO_PRODUCER" AB_ROUNDS=2 \
+      BQ_ARGS="--extra 32768x8192,65536x4096" cast_ab
+    run 300 env PYTHONPATH=python PYTHONUNBUFFERED=1 python3 bench/bench_linear.py --graph ;;
+  mincta) # the producer warp with and without __launch_bounds__'s minimum
+    # of two CTAs per SM, against worker 0 issuing the TMA operations
+    # (bench_quant checks its shapes bit-exact)
+    CAST_SKIP_CHECK=1 CAST_VARIANTS=";BS_EXP_Q_MINCTAS=0;BS_EXP_Q_NO_PRODUCER" AB_ROUNDS=2 \
+      BQ_ARGS="--extra 32768x8192,65536x4096" cast_ab ;;
+  panel16) # with the producer warp: panel widths and evict_last on the
+    # transposed store again (bench_quant checks its shapes bit-exact)
+    CAST_SKIP_CHECK=1 CAST_VARIANTS="${CAST_VARIANTS-;BS_EXP_Q_PANEL=4;BS_EXP_Q_PANEL=16;BS_EXP_Q_TSTORE_EL}" \
+      AB_ROUNDS=${AB_ROUNDS:-2} BQ_ARGS="--extra 32768x8192,65536x4096" cast_ab ;;
+  el_sizes) # evict_last on the transposed store (with the producer warp)
+    # over output sizes 64-192 MB, to place a size threshold
+    CAST_SKIP_CHECK=1 CAST_VARIANTS=";BS_EXP_Q_TSTORE_EL" AB_ROUNDS=${AB_ROUNDS:-2} \
+      BQ_ARGS="--extra 16384x4096,24576x4096,16384x8192,40960x4096,49152x4096" cast_ab ;;
+  producer_all) # the same for the casts in input order (BS_EXP_Q_PRODUCER_ALL)
+    CAST_VARIANTS="${CAST_VARIANTS-;BS_EXP_Q_PRODUCER_ALL}" AB_ROUNDS=${AB_ROUNDS:-3} \
+      BQ_ARGS="${BQ_ARGS---extra 32768x8192,65536x4096}" cast_ab ;;
   cast_l2) # BS_EXP_Q_TSTORE_EF / _EL (thirteenth session, prepared, not
     # run): the transposing casts' TMA store with an L2 eviction priority,
     # checked and timed against the shipped casts

@@ -53,6 +53,13 @@ bool QuantKernelSpec::staged() const {
   return !direct;
 }
 
+int QuantKernelSpec::threads() const {
+  // QuantizeTile::kThreads: 256 workers, and a staged cast's producer warp.
+  return staged() && bs::quantHasProducerWarp(dtypeBytes(in), br, transposed)
+             ? 288
+             : 256;
+}
+
 int QuantKernelSpec::smemBytes() const {
   return staged() ? bs::quantSmemBytes(dtypeBytes(in)) : 0;
 }

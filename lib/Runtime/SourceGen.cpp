@@ -66,7 +66,8 @@ std::string blockscale::generateCudaSource(const KernelSpec &spec,
                       in, q.out == Fp8Type::E4M3 ? 0 : 1, q.br, q.bc,
                       q.transposed ? "true" : "false",
                       q.staged() ? "true" : "false");
-  os << "extern \"C\" __global__ void __launch_bounds__(BsKernel::kThreads)\n"
+  os << "extern \"C\" __global__ void "
+        "__launch_bounds__(BsKernel::kThreads, BsKernel::kMinCtas)\n"
      << spec.name << "(const __grid_constant__ bs::QuantParams p";
   if (q.staged() && q.transposed)
     os << ",\n    const __grid_constant__ bs::TmaDesc tX,\n"

@@ -110,8 +110,8 @@ TEST(KernelCompile, EveryGemmTileKeepsWgmmaAsynchronousWithoutSpills) {
 TEST(KernelCompile, EveryCastFitsItsRegisterBudgetWithoutSpills) {
   BS_REQUIRE_NVRTC();
   // A spill would put local-memory traffic into a bandwidth-bound kernel,
-  // and more than 128 registers would leave room for only one 256-thread
-  // CTA per SM (no other CTA's loads in flight during its barriers).
+  // and registers for fewer CTAs per SM than the persistent grid assumes
+  // would run it in two waves.
   std::vector<std::string> failures;
   for (DType in : {DType::BF16, DType::F16, DType::F32})
     for (auto [br, bc] : {std::pair{1, 128}, {128, 1}, {128, 128}})
@@ -126,18 +126,23 @@ TEST(KernelCompile, EveryCastFitsItsRegisterBudgetWithoutSpills) {
         auto out = compileCuda(generateCudaSource(s), s.name, CompileOptions());
         if (!out)
           failures.push_back(s.name + ": " + llvm::toString(out.takeError()));
-        else if (out->spillBytes != 0 || out->registers > 128)
+        else if (out->spillBytes != 0)
           failures.push_back(s.name +
                              ": registers=" + std::to_string(out->registers) +
                              " spills=" + std::to_string(out->spillBytes));
         else if (s.quant.staged()) {
           // The persistent grid assumes quantCtasPerSM CTAs per SM: their
           // registers and shared memory (static + the ring + the 1 KB the
-          // hardware reserves per CTA) must fit one SM of an H100/H200.
+          // hardware reserves per CTA) must fit one SM of an H100/H200. Its
+          // 64K registers are four files of 16K, one per scheduler, that
+          // hold a quarter of the warps each (rounded up), each warp's in
+          // units of 256.
           int ctas = bs::quantCtasPerSM(dtypeBytes(in));
           int perCta = out->staticSmemBytes + s.quant.smemBytes() + 1024;
+          int warpsPerFile = (ctas * s.quant.threads() / 32 + 3) / 4;
+          int regsPerWarp = (out->registers * 32 + 255) / 256 * 256;
           if (out->staticSmemBytes < 0 || ctas * perCta > 233472 ||
-              ctas * 256 * out->registers > 65536)
+              warpsPerFile * regsPerWarp > 16384)
             failures.push_back(
                 s.name + ": " + std::to_string(ctas) + " CTAs/SM of " +
                 std::to_string(perCta) + " bytes shared memory (static " +

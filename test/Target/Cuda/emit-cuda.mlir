@@ -8,7 +8,7 @@
 // CHECK: // blockscale-spec: kind=quantize name=bs_quantize_bf16_e4m3_1x128 in=bf16 out=e4m3 br=1 bc=128 transposed=0
 // CHECK: #include "blockscale/quantize.cuh"
 // CHECK: using BsKernel = bs::QuantizeTile<bs::InBf16, /*FMT=*/0, /*BR=*/1, /*BC=*/128, /*TRANS=*/false, /*STAGED=*/true>;
-// CHECK: extern "C" __global__ void __launch_bounds__(BsKernel::kThreads)
+// CHECK: extern "C" __global__ void __launch_bounds__(BsKernel::kThreads, BsKernel::kMinCtas)
 // CHECK-NEXT: bs_quantize_bf16_e4m3_1x128(const __grid_constant__ bs::QuantParams p,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tX) {
 // CHECK-NEXT: BsKernel::run(p, tX);

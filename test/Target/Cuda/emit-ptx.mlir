@@ -6,12 +6,47 @@
 
 // CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_128x1_t
 // CHECK: .target sm_90a
+// A transposing cast has 256 workers and a warp that issues its TMA loads
+// and stores.
+// CHECK: .maxntid 288, 1, 1
 // Every kernel lets the next one launch early and initializes its barriers
 // before it waits for the previous kernel (programmatic dependent launch);
 // its first load comes after the wait.
 // CHECK: griddepcontrol.launch_dependents;
 // Casts are persistent: their tiles arrive by TMA into a ring
-// guarded by mbarriers, and a stage is refilled only after a proxy fence.
+// guarded by mbarriers.
+// CHECK: mbarrier.init.shared::cta.b64
+// CHECK: griddepcontrol.wait;
+// CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// The producer waits until the workers have written a transposed tile,
+// stores it as one TMA box, and refills that stage only once the store has
+// read it; it waits for its stores before it exits.
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+// CHECK: cp.async.bulk.commit_group;
+// CHECK: cp.async.bulk.wait_group.read 0;
+// CHECK: mbarrier.arrive.expect_tx.shared::cta.b64
+// CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// CHECK: cp.async.bulk.wait_group 0;
+// The workers wait for a tile, synchronize among themselves only (a named
+// barrier), convert, copy the transpose into TMA's 128-byte swizzle
+// (16-byte shared stores), fence it for the async proxy and arrive.
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: bar.sync %r{{[0-9]+}}, %r{{[0-9]+}};
+// CHECK: cvt.rn.satfinite.e4m3x2.f32
+// CHECK: st.shared.v4.u32
+// CHECK: fence.proxy.async.shared::cta;
+// CHECK: mbarrier.arrive.shared::cta.b64
+
+// A cast in input order reads through the same ring, also with a producer
+// warp, which refills a stage once every worker has arrived after reading
+// it; each worker writes its 8 FP8 bytes of a row with one store, no
+// shared-memory transpose.
+// CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_1x128
+// CHECK: .target sm_90a
+// CHECK: .maxntid 288, 1, 1
+// CHECK: .minnctapersm 2
+// CHECK: griddepcontrol.launch_dependents;
 // CHECK: mbarrier.init.shared::cta.b64
 // CHECK: griddepcontrol.wait;
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
@@ -19,27 +54,9 @@
 // CHECK: fence.proxy.async.shared::cta;
 // CHECK: mbarrier.arrive.expect_tx.shared::cta.b64
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
-// CHECK: cvt.rn.satfinite.e4m3x2.f32
-// The transposed tile is copied into TMA's 128-byte swizzle (16-byte
-// shared stores) and leaves as one TMA box; the CTA waits for its stores
-// before it exits.
-// CHECK: st.shared.v4.u32
-// CHECK: fence.proxy.async.shared::cta;
-// CHECK: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
-// CHECK: cp.async.bulk.commit_group;
-// CHECK: cp.async.bulk.wait_group 0;
-
-// A cast in input order reads through the same ring and writes each
-// thread's 8 FP8 bytes of a row with one store, no shared-memory transpose.
-// CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_1x128
-// CHECK: .target sm_90a
-// CHECK: griddepcontrol.launch_dependents;
-// CHECK: mbarrier.init.shared::cta.b64
-// CHECK: griddepcontrol.wait;
-// CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: ld.shared.v4.u32
-// CHECK: fence.proxy.async.shared::cta;
+// CHECK: mbarrier.arrive.shared::cta.b64
 // CHECK: cvt.rn.satfinite.e4m3x2.f32
 // CHECK-NOT: st.shared.v2
 // CHECK: st.global.cs.v2.{{[bu]}}32

@@ -128,8 +128,10 @@ BS_HOST_DEVICE constexpr int gemmSmemBytes(int bm, int bn, int stages,
 // in a shared-memory ring that TMA fills while it works on an earlier tile
 // (a transposing cast writes its FP8 transpose into the stage it has just
 // read). After the ring come the block maxima and inverse scales, then the
-// ring's mbarriers: the dynamic shared memory, 1024-byte aligned by the
-// kernel and carved in this order by quantize.cuh.
+// ring's mbarriers (two per stage: tile landed, transpose ready to store):
+// the dynamic shared memory, 1024-byte aligned by the kernel and carved in
+// this order by quantize.cuh. (The second set of mbarriers is used when the
+// cast has a producer warp.)
 constexpr int kQuantStages = 3;
 BS_HOST_DEVICE constexpr int quantScratchBytes() {
   return 8 * 128 * 4 /* per-warp column maxima */ +
@@ -137,12 +139,23 @@ BS_HOST_DEVICE constexpr int quantScratchBytes() {
 }
 BS_HOST_DEVICE constexpr int quantSmemBytes(int inBytes) {
   return 1024 + kQuantStages * 128 * 128 * inBytes + quantScratchBytes() +
-         kQuantStages * 8;
+         kQuantStages * 2 * 8;
 }
 // Two bf16/f16 CTAs fit an SM's 228 KB (with 1 KB reserved per CTA), one
 // f32 CTA.
 BS_HOST_DEVICE constexpr int quantCtasPerSM(int inBytes) {
   return inBytes == 4 ? 1 : 2;
+}
+// Whether a staged cast has, besides its 256 workers, a warp that issues its
+// TMA loads and stores (QuantizeTile::kExtraWarp; the host launches 288
+// threads then). Two CTAs of nine warps leave ptxas 96 registers per thread
+// (five warps on some of the SM's four register files), and the 16-bit
+// 1x128 transposing cast's workers need more: 116 without the extra warp,
+// 44-88 bytes of spills at 96. That one keeps 256 threads, worker 0 issuing
+// the TMA operations.
+BS_HOST_DEVICE constexpr bool quantHasProducerWarp(int inBytes, int br,
+                                                   bool transposed) {
+  return !(transposed && br == 1 && quantCtasPerSM(inBytes) == 2);
 }
 
 // Largest pipeline depth that fits `smemLimit` bytes.

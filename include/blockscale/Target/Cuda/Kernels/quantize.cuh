@@ -1,6 +1,6 @@
 //===- quantize.cuh - blockwise FP8 casts ------------------------*- CUDA -*-===//
 //
-// CTAs of 256 threads cast 128x128 tiles of a row-major input to FP8 with
+// CTAs of 256 workers cast 128x128 tiles of a row-major input to FP8 with
 // one f32 decode scale per BR x BC block (1x128, 128x1 or 128x128, always
 // aligned to the tile), writing the result in the same order or
 // transposed, so that the GEMM kernels read it without any copy:
@@ -8,11 +8,12 @@
 //   s   = max(amax, 1e-12) / fp8_max               (decode scale, stored)
 //   q   = cvt.rn.satfinite(x * (fp8_max / max(amax, 1e-12)))
 //
-// Each thread holds RPT consecutive rows x VEC consecutive columns of the
+// Each worker holds RPT consecutive rows x VEC consecutive columns of the
 // tile as 16-byte vectors (a half or full warp covers a 256/512-byte row
 // segment) and keeps them packed until they are used. The CTAs are
 // persistent and read their tiles from a shared-memory ring that TMA fills
-// ahead of use (run(p, tX), run(p, tX, tQ)); run(p), one tile per CTA
+// ahead of use (run(p, tX), run(p, tX, tQ)); a 257th thread, in a warp of
+// its own, issues every TMA load and store. run(p), one tile per CTA
 // straight from global memory, is kept for A/B experiments. Transposed
 // output goes through 16 KB of shared memory (the stage its input came
 // from) in 8-byte units whose index is XOR-swizzled (swizzle()), so that
@@ -75,10 +76,49 @@ struct QuantizeTile {
   static_assert((BR == 1 && BC == 128) || (BR == 128 && BC == 1) ||
                     (BR == 128 && BC == 128),
                 "block shapes of the FP8 recipe");
-  static constexpr int kThreads = 256;
+  // The staged transposing cast stores its FP8 tiles by TMA; against
+  // 16-byte st.global from every thread, +0.2 to +0.9 points of copy
+  // bandwidth on each transposing cast in two rounds of one run (2026-12-03
+  // run 44). The one-tile-per-CTA experiment keeps the thread stores.
+  static constexpr bool kTmaStore = TRANS && STAGED;
+  // A staged cast has 256 workers, which hold and convert the tiles, and a
+  // producer warp that issues its TMA loads and stores. A TMA store's stage
+  // can be refilled only once the store has read it
+  // (cp.async.bulk.wait_group.read), and only the thread that issued the
+  // store can wait for that; with worker 0 issuing them, every worker waited
+  // at the top of each tile for the previous tile's store to drain. Same
+  // run, three rounds (2026-12-03 run 101): the transposing casts at
+  // 32768x4096 91.9-92.7 % of copy bandwidth against 87.1-91.3, at
+  // 65536x8192 and the 32768x8192 / 65536x4096 extras 92.4-94.2 against
+  // 89.4-90.2. The workers of a cast in input order only arrive on an
+  // mbarrier instead of meeting at a barrier before their stage is
+  // refilled: +0.2 to +1.7 points (run 103, weight 128x128 the most).
+  // (Not the 16-bit 1x128 transposing cast: quantHasProducerWarp.)
+  // BS_EXP_Q_NO_PRODUCER (an experiment): worker 0 issues them between the
+  // workers' barriers, as before, and the extra warp only starts the ring.
+  static constexpr bool kExtraWarp =
+      STAGED && quantHasProducerWarp(16 / In::kVec, BR, TRANS);
+#ifdef BS_EXP_Q_NO_PRODUCER
+  static constexpr bool kProducer = false;
+#else
+  static constexpr bool kProducer = kExtraWarp;
+#endif
+  static constexpr int kWorkers = 256; // threads that hold the tile
+  static constexpr int kThreads = kWorkers + (kExtraWarp ? 32 : 0);
+  // CTAs per SM that the persistent grid assumes (params.h): the generated
+  // kernel's __launch_bounds__ gives it to ptxas, whose register choice
+  // for 288 threads otherwise spilled the 128x1 cast in input order (72
+  // registers, 8 bytes of stack).
+  enum : int {
+#ifdef BS_EXP_Q_MINCTAS
+    kMinCtas = BS_EXP_Q_MINCTAS // experiment: 1 leaves ptxas unbounded
+#else
+    kMinCtas = STAGED ? quantCtasPerSM(16 / In::kVec) : 1
+#endif
+  };
   static constexpr int VEC = In::kVec;
   static constexpr int kColThreads = 128 / VEC;           // per tile row
-  static constexpr int kRowGroups = kThreads / kColThreads; // 16 or 8
+  static constexpr int kRowGroups = kWorkers / kColThreads; // 16 or 8
   static constexpr int RPT = 128 / kRowGroups;             // 8 or 16 rows
   static constexpr float kFp8Max = FMT == 0 ? 448.f : 57344.f;
 
@@ -90,13 +130,8 @@ struct QuantizeTile {
   static constexpr int kInvOffset = 8 * 128 * 4;
   static_assert(quantSmemBytes(kElemBytes) ==
                     1024 + kQuantStages * kTileBytes + kScratchBytes +
-                        kQuantStages * 8,
+                        kQuantStages * 2 * 8,
                 "host and device disagree on the shared memory");
-  // The staged transposing cast stores its FP8 tiles by TMA; against
-  // 16-byte st.global from every thread, +0.2 to +0.9 points of copy
-  // bandwidth on each transposing cast in two rounds of one run (2026-12-03
-  // run 44). The one-tile-per-CTA experiment keeps the thread stores.
-  static constexpr bool kTmaStore = TRANS && STAGED;
   // Width in column tiles of the panels a staged transposing cast walks
   // (runStaged); 0 walks them in input order. An enumerator, so that NVRTC
   // emits no global for it.
@@ -107,6 +142,15 @@ struct QuantizeTile {
     kPanel = 8
 #endif
   };
+
+  // A barrier among the workers only: the extra warp (kExtraWarp) never
+  // joins one after it has started the ring.
+  __device__ static void workerSync() {
+    if (kExtraWarp)
+      namedBarSync(1, kWorkers);
+    else
+      __syncthreads();
+  }
 
   // One CTA per 128x128 tile: all loads first, RPT independent 16-byte
   // requests in flight per thread.
@@ -134,10 +178,10 @@ struct QuantizeTile {
   }
 
   // Persistent CTAs over tiles blockIdx.x + j * gridDim.x, read from a
-  // ring of kQuantStages stages (params.h) that thread 0 refills by TMA
-  // once every thread has its part of a stage in registers (and, for a
-  // transposing cast, once the transpose written there has been stored), so
-  // that loads continue during the conversion and stores. Against one tile
+  // ring of kQuantStages stages (params.h) that the producer warp refills
+  // by TMA once every worker has its part of a stage in registers (and, for
+  // a transposing cast, once the transpose written there has been stored),
+  // so that loads continue during the conversion and stores. Against one tile
   // per CTA straight from global memory, same run (2026-12-02, runs 17 and
   // 19, bench/RESULTS.md): transposing casts +3.3-4.6 points of copy
   // bandwidth; casts in input order +0.4-2 points on the 128x128 and
@@ -209,25 +253,68 @@ struct QuantizeTile {
     };
     // Under a programmatic launch (gridDepWait, ptx_sm90.cuh) the set-up
     // overlaps the previous kernel's tail; the first loads, and every
-    // thread's stores, come after the wait.
+    // thread's stores, come after the wait. full(s): the stage's tile has
+    // landed; ready(s) (kProducer): every worker is done with the stage (has
+    // read it, and for a transposing cast has written and fenced its part of
+    // the swizzled FP8 transpose there).
+    auto full = [&](int s) { return barAddr + 8 * s; };
+    auto ready = [&](int s) { return barAddr + 8 * (kQuantStages + s); };
+    const int boss = kProducer ? kWorkers : 0; // issues the TMA operations
     gridDepLaunchDependents();
-    if (t == 0) {
-      for (int s = 0; s < kQuantStages; ++s)
-        mbarInit(barAddr + 8 * s, 1);
+    if (t == boss) {
+      for (int s = 0; s < kQuantStages; ++s) {
+        mbarInit(full(s), 1);
+        if (kProducer)
+          mbarInit(ready(s), kWorkers);
+      }
       fenceBarrierInit();
       tmaPrefetchDesc(tX);
+      if (kTmaStore)
+        tmaPrefetchDesc(*tQ);
     }
     gridDepWait();
-    if (t == 0)
+    if (t == boss)
       for (int s = 0; s < kQuantStages; ++s)
         if (blockIdx.x + s * gridDim.x < tiles)
           fill(blockIdx.x + s * gridDim.x, s);
     __syncthreads();
 
+    if (t >= kWorkers) {
+      if (!kProducer || t != boss)
+        return;
+      // Once the workers are done with tile j's stage: store its transpose
+      // (a transposing cast), wait until the store has read the stage, and
+      // refill the stage with tile j + kQuantStages. The workers meanwhile
+      // go on with tiles j + 1 and j + 2.
+      int j = 0;
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++j) {
+        const int s = j % kQuantStages;
+        mbarWait(ready(s), (j / kQuantStages) & 1);
+        if (kTmaStore)
+          storeTile(*tQ, ringAddr + s * kTileBytes + 128 * 128,
+                    tileRow(tile) * 128, tileCol(tile) * 128);
+        const int next = tile + kQuantStages * gridDim.x;
+        if (next < tiles) {
+          // The TMA write (async proxy) must follow the workers' accesses
+          // to the stage (generic proxy), which ready(s) ordered before
+          // this thread.
+#ifndef BS_EXP_Q_NO_PRODUCER_FENCE
+          fenceProxyAsyncShared();
+#endif
+          if (kTmaStore)
+            bulkWaitRead0();
+          fill(next, s);
+        }
+      }
+      if (kTmaStore)
+        bulkWait0();
+      return;
+    }
+
     int j = 0;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++j) {
       const int s = j % kQuantStages;
-      mbarWait(barAddr + 8 * s, (j / kQuantStages) & 1);
+      mbarWait(full(s), (j / kQuantStages) & 1);
       // A half or whole warp reads one 256/512-byte row of the stage:
       // conflict-free 16-byte reads.
       unsigned char *stage = ring + s * kTileBytes;
@@ -236,18 +323,24 @@ struct QuantizeTile {
       for (int i = 0; i < RPT; ++i)
         v[i] = *reinterpret_cast<const uint4 *>(
             stage + (rg * RPT + i) * kRowBytes + cg * 16);
-      // Every thread holds its part of this tile, so its stage may be
+      // Every worker holds its part of this tile, so its stage may be
       // refilled (or overwritten by castTile), and is done with the previous
       // tile, so the previous stage may be refilled and castTile may reuse
-      // the scratch.
-      __syncthreads();
-      // A transposing cast writes its FP8 transpose into the stage it has
-      // just read, so it refills the previous tile's stage instead: against
-      // a 16 KB transpose buffer of its own and this stage refilled now,
-      // +0.1-0.8 points (2026-12-02 run 19).
+      // the scratch. (With a producer warp, a cast in input order only
+      // tells the producer that this worker is done with the stage: its
+      // scratch is safe to reuse behind castTile's own barriers.)
+      if (kProducer && !TRANS)
+        mbarArrive(ready(s));
+      else
+        workerSync();
+      // (BS_EXP_Q_NO_PRODUCER.) A transposing cast writes its FP8
+      // transpose into the stage it has just read, so worker 0 refills the
+      // previous tile's stage instead: against a 16 KB transpose buffer of
+      // its own and this stage refilled now, +0.1-0.8 points (2026-12-02
+      // run 19).
       const int next =
           tile + (TRANS ? kQuantStages - 1 : kQuantStages) * gridDim.x;
-      if (t == 0 && (!TRANS || j > 0) && next < tiles) {
+      if (!kProducer && t == 0 && (!TRANS || j > 0) && next < tiles) {
         // The TMA write (async proxy) must follow the reads of that stage
         // (generic proxy), which the barrier ordered before this thread.
         fenceProxyAsyncShared();
@@ -257,10 +350,29 @@ struct QuantizeTile {
         fill(next, TRANS ? (j - 1) % kQuantStages : s);
       }
       castTile(p, tileRow(tile) * 128, tileCol(tile) * 128, v, scratch, stage,
-               tQ);
+               tQ, ready(s));
     }
-    if (kTmaStore && t == 0)
+    if (kTmaStore && !kProducer && t == 0)
       bulkWait0();
+  }
+
+  // One TMA store of a transposed 128x128 FP8 tile (128B-swizzled at src).
+  __device__ static void storeTile(const TmaDesc &tQ, u32 src, int rowBase,
+                                   int colBase) {
+#if defined(BS_EXP_Q_TSTORE_EF) || defined(BS_EXP_Q_TSTORE_EL)
+    // Experiment: an L2 eviction priority on the transposed tile's TMA
+    // store. evict_last gained 1.0-1.8 points at 32768x4096 and lost
+    // 1.5-1.7 at 65536x8192 (2026-12-03 runs 96-97).
+    tmaStore2dHint(tQ, src, rowBase, colBase,
+#ifdef BS_EXP_Q_TSTORE_EF
+                   l2PolicyEvictFirst());
+#else
+                   l2PolicyEvictLast());
+#endif
+#else
+    tmaStore2d(tQ, src, rowBase, colBase);
+#endif
+    bulkCommit();
   }
 
   // The 8-byte unit u of row c of a transposed tile is at unit u ^
@@ -278,11 +390,14 @@ struct QuantizeTile {
   // Scales and FP8 conversion of one 128x128 tile whose elements this
   // thread holds in v (RPT rows x VEC columns, zero outside the input), with
   // kScratchBytes of shared memory at `scratch`. A transposed result goes
-  // out through the 16 KB at `qs`.
+  // out through the 32 KB at `qs`: with a producer warp, each worker arrives
+  // on `readyBar` once its part of the swizzled tile is written and fenced,
+  // and the producer stores it.
   __device__ static void castTile(const QuantParams &p, int rowBase,
                                   int colBase, const uint4 (&v)[RPT],
                                   unsigned char *scratch, unsigned char *qs,
-                                  const TmaDesc *tQ = nullptr) {
+                                  const TmaDesc *tQ = nullptr,
+                                  u32 readyBar = 0) {
     auto red = reinterpret_cast<float(*)[128]>(scratch);
     float *blockInv = reinterpret_cast<float *>(scratch + kInvOffset);
 
@@ -341,7 +456,7 @@ struct QuantizeTile {
           *reinterpret_cast<float4 *>(&red[warp][cg * VEC + j]) =
               make_float4(mc[j], mc[j + 1], mc[j + 2], mc[j + 3]);
       }
-      __syncthreads();
+      workerSync();
       if (t < 128) {
         float m = 0.f;
 #pragma unroll
@@ -353,7 +468,7 @@ struct QuantizeTile {
           p.s[static_cast<long long>(rowBase / 128) * p.ssr +
               static_cast<long long>(colBase + t) * p.ssc] = a / kFp8Max;
       }
-      __syncthreads();
+      workerSync();
 #pragma unroll
       for (int j = 0; j < VEC; j += 4) {
         const float4 b =
@@ -372,7 +487,7 @@ struct QuantizeTile {
         m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
       if (lane == 0)
         red[0][warp] = m;
-      __syncthreads();
+      workerSync();
       if (t == 0) {
         float mm = 0.f;
 #pragma unroll
@@ -383,7 +498,7 @@ struct QuantizeTile {
         p.s[static_cast<long long>(rowBase / 128) * p.ssr +
             static_cast<long long>(colBase / 128) * p.ssc] = a / kFp8Max;
       }
-      __syncthreads();
+      workerSync();
       inv[0] = blockInv[0];
     }
 
@@ -440,7 +555,7 @@ struct QuantizeTile {
         *reinterpret_cast<uint2 *>(qs + c * 128 + su * 8) = make_uint2(w[0], w[1]);
       }
     }
-    __syncthreads();
+    workerSync();
     // 16-byte unit u2 of row c of the transposed tile: its two swizzled
     // 8-byte units joined.
     auto rowSegment = [&](int c, int u2) {
@@ -458,39 +573,26 @@ struct QuantizeTile {
       unsigned char *tq = qs + 128 * 128;
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
-        const int idx = t + kThreads * k;
+        const int idx = t + kWorkers * k;
         const int c = idx / 8, u2 = idx % 8;
         *reinterpret_cast<uint4 *>(tq + c * 128 + ((u2 ^ (c & 7)) * 16)) =
             rowSegment(c, u2);
       }
       fenceProxyAsyncShared();
-      __syncthreads();
-      if (t == 0) {
-#if defined(BS_EXP_Q_TSTORE_EF) || defined(BS_EXP_Q_TSTORE_EL)
-        // Experiment (prepared 2026-12-03, not yet run): an L2 eviction
-        // priority on the transposed tile's TMA store. evict_last on the
-        // thread stores that came before the TMA store gained 0.5-1.0 points
-        // on the 32768x4096 transposing casts (runs 27-28), but such lines
-        // outlive the kernel; evict_first would hand the scattered rows to
-        // DRAM sooner instead.
-        tmaStore2dHint(*tQ, smemAddr(tq), rowBase, colBase,
-#ifdef BS_EXP_Q_TSTORE_EF
-                       l2PolicyEvictFirst());
-#else
-                       l2PolicyEvictLast());
-#endif
-#else
-        tmaStore2d(*tQ, smemAddr(tq), rowBase, colBase);
-#endif
-        bulkCommit();
+      if (kProducer) {
+        mbarArrive(readyBar);
+        return;
       }
+      workerSync();
+      if (t == 0)
+        storeTile(*tQ, smemAddr(tq), rowBase, colBase);
       return;
     }
     // 16-byte stores (1-3 % faster than 8-byte ones on the H200, 2026-12-02
     // run 13): each thread joins two swizzled 8-byte units of one row.
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      const int idx = t + kThreads * k;
+      const int idx = t + kWorkers * k;
       const int c = idx / 8, u2 = idx % 8;
       const int outRow = colBase + c, outCol = rowBase + u2 * 16;
       // rows is a multiple of 16 for transposed results: a 16-byte unit is
