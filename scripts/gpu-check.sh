@@ -600,9 +600,6 @@ case "$mode" in
     # over output sizes 64-192 MB, to place a size threshold
     CAST_SKIP_CHECK=1 CAST_VARIANTS=";BS_EXP_Q_TSTORE_EL" AB_ROUNDS=${AB_ROUNDS:-2} \
       BQ_ARGS="--extra 16384x4096,24576x4096,16384x8192,40960x4096,49152x4096" cast_ab ;;
-  producer_all) # the same for the casts in input order (BS_EXP_Q_PRODUCER_ALL)
-    CAST_VARIANTS="${CAST_VARIANTS-;BS_EXP_Q_PRODUCER_ALL}" AB_ROUNDS=${AB_ROUNDS:-3} \
-      BQ_ARGS="${BQ_ARGS---extra 32768x8192,65536x4096}" cast_ab ;;
   cast_l2) # BS_EXP_Q_TSTORE_EF / _EL (thirteenth session, prepared, not
     # run): the transposing casts' TMA store with an L2 eviction priority,
     # checked and timed against the shipped casts
