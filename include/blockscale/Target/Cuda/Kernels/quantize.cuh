@@ -128,9 +128,9 @@ struct QuantizeTile {
   // Block maxima, then inverse scales (quantScratchBytes).
   static constexpr int kScratchBytes = quantScratchBytes();
   static constexpr int kInvOffset = 8 * 128 * 4;
-  static_assert(quantSmemBytes(kElemBytes) ==
-                    1024 + kQuantStages * kTileBytes + kScratchBytes +
-                        kQuantStages * 2 * 8,
+  static_assert(quantSmemBytes(kElemBytes) == 1024 + kQuantStages * kTileBytes +
+                                                  kScratchBytes +
+                                                  kQuantStages * 2 * 8,
                 "host and device disagree on the shared memory");
   // Width in column tiles of the panels a staged transposing cast walks
   // (runStaged); 0 walks them in input order. An enumerator, so that NVRTC
