@@ -86,13 +86,13 @@ struct QuantizeTile {
   // can be refilled only once the store has read it
   // (cp.async.bulk.wait_group.read), and only the thread that issued the
   // store can wait for that; with worker 0 issuing them, every worker waited
-  // at the top of each tile for the previous tile's store to drain. Same
-  // run, three rounds (2026-12-03 run 101): the transposing casts at
-  // 32768x4096 91.9-92.7 % of copy bandwidth against 87.1-91.3, at
-  // 65536x8192 and the 32768x8192 / 65536x4096 extras 92.4-94.2 against
-  // 89.4-90.2. The workers of a cast in input order only arrive on an
-  // mbarrier instead of meeting at a barrier before their stage is
-  // refilled: +0.2 to +1.7 points (run 103, weight 128x128 the most).
+  // at the top of each tile for the previous tile's store to drain. The
+  // workers of a cast in input order only arrive on an mbarrier instead of
+  // meeting at a barrier before their stage is refilled. Against worker 0
+  // issuing them, same runs, two rounds each (2026-12-03 runs 104 and 105,
+  // two machine starts): the transposing casts at 32768x4096 +0.5 to +1.0
+  // points of copy bandwidth, the larger ones +0.4 to +0.9, the casts in
+  // input order +0.1 to +1.0 (weight 128x128 the most).
   // (Not the 16-bit 1x128 transposing cast: quantHasProducerWarp.)
   // BS_EXP_Q_NO_PRODUCER (an experiment): worker 0 issues them between the
   // workers' barriers, as before, and the extra warp only starts the ring.
@@ -111,7 +111,7 @@ struct QuantizeTile {
   // registers, 8 bytes of stack).
   enum : int {
 #ifdef BS_EXP_Q_MINCTAS
-    kMinCtas = BS_EXP_Q_MINCTAS // experiment: 1 leaves ptxas unbounded
+    kMinCtas = BS_EXP_Q_MINCTAS // experiment: 0 drops the minimum
 #else
     kMinCtas = STAGED ? quantCtasPerSM(16 / In::kVec) : 1
 #endif
