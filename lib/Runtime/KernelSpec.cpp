@@ -54,10 +54,7 @@ bool QuantKernelSpec::staged() const {
 }
 
 int QuantKernelSpec::threads() const {
-  // QuantizeTile::kThreads: 256 workers, and a staged cast's producer warp.
-  return staged() && bs::quantHasProducerWarp(dtypeBytes(in), br, transposed)
-             ? 288
-             : 256;
+  return bs::quantThreads(dtypeBytes(in), br, transposed, staged());
 }
 
 int QuantKernelSpec::smemBytes() const {

@@ -54,8 +54,8 @@ struct QuantKernelSpec {
   Fp8Type out = Fp8Type::E4M3;
   int br = 1, bc = 128; // block rows x cols of the input
   bool transposed = false;
-  /// QuantizeTile::kThreads: 256 workers, and for most staged casts a warp
-  /// that issues their TMA loads and stores (bs::quantHasProducerWarp).
+  /// QuantizeTile::kThreads (bs::quantThreads): 256 workers, and for most
+  /// staged casts a warp that issues their TMA loads and stores.
   int threads() const;
   /// Casts run persistent CTAs that read their tiles from a TMA-filled
   /// ring (QuantizeTile's STAGED). BLOCKSCALE_EXP_QUANT_DIRECT=1 turns the

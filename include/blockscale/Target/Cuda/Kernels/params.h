@@ -157,6 +157,15 @@ BS_HOST_DEVICE constexpr bool quantHasProducerWarp(int inBytes, int br,
                                                    bool transposed) {
   return !(transposed && br == 1 && quantCtasPerSM(inBytes) == 2);
 }
+// Threads of a cast's CTA (QuantizeTile::kThreads, the host's launch): the
+// workers that hold the tile, and the producer warp of a staged cast that
+// has one.
+constexpr int kQuantWorkers = 256;
+BS_HOST_DEVICE constexpr int quantThreads(int inBytes, int br, bool transposed,
+                                          bool staged) {
+  return kQuantWorkers +
+         (staged && quantHasProducerWarp(inBytes, br, transposed) ? 32 : 0);
+}
 
 // Largest pipeline depth that fits `smemLimit` bytes.
 BS_HOST_DEVICE constexpr int gemmMaxStages(int bm, int bn, int outBytes,

@@ -96,15 +96,14 @@ struct QuantizeTile {
   // (Not the 16-bit 1x128 transposing cast: quantHasProducerWarp.)
   // BS_EXP_Q_NO_PRODUCER (an experiment): worker 0 issues them between the
   // workers' barriers, as before, and the extra warp only starts the ring.
-  static constexpr bool kExtraWarp =
-      STAGED && quantHasProducerWarp(16 / In::kVec, BR, TRANS);
+  static constexpr int kWorkers = kQuantWorkers; // threads that hold the tile
+  static constexpr int kThreads = quantThreads(16 / In::kVec, BR, TRANS, STAGED);
+  static constexpr bool kExtraWarp = kThreads > kWorkers;
 #ifdef BS_EXP_Q_NO_PRODUCER
   static constexpr bool kProducer = false;
 #else
   static constexpr bool kProducer = kExtraWarp;
 #endif
-  static constexpr int kWorkers = 256; // threads that hold the tile
-  static constexpr int kThreads = kWorkers + (kExtraWarp ? 32 : 0);
   // CTAs per SM that the persistent grid assumes (params.h): the generated
   // kernel's __launch_bounds__ gives it to ptxas, whose register choice
   // for 288 threads otherwise spilled the 128x1 cast in input order (72
@@ -128,6 +127,10 @@ struct QuantizeTile {
   // Block maxima, then inverse scales (quantScratchBytes).
   static constexpr int kScratchBytes = quantScratchBytes();
   static constexpr int kInvOffset = 8 * 128 * 4;
+  // Where in a stage a transposing cast puts the copy of its FP8 transpose in
+  // TMA's 128-byte swizzle, which the TMA store reads: after the 16 KB
+  // transpose itself.
+  static constexpr int kSwizzledOffset = 128 * 128;
   static_assert(quantSmemBytes(kElemBytes) == 1024 + kQuantStages * kTileBytes +
                                                   kScratchBytes +
                                                   kQuantStages * 2 * 8,
@@ -244,21 +247,21 @@ struct QuantizeTile {
       return (tile - first * tilesY) / width;
     };
 
+    // full(s): the stage's tile has landed; ready(s) (kProducer): every
+    // worker is done with the stage (has read it, and for a transposing cast
+    // has written and fenced its part of the swizzled FP8 transpose there).
+    auto full = [&](int s) { return barAddr + 8 * s; };
+    auto ready = [&](int s) { return barAddr + 8 * (kQuantStages + s); };
     // Out-of-range parts of a box are zero-filled and still counted in the
     // transaction bytes, so every stage expects a full tile.
     auto fill = [&](int tile, int s) {
-      mbarArriveExpectTx(barAddr + 8 * s, kTileBytes);
-      tmaLoad2d(ringAddr + s * kTileBytes, tX, barAddr + 8 * s,
-                tileCol(tile) * 128, tileRow(tile) * 128);
+      mbarArriveExpectTx(full(s), kTileBytes);
+      tmaLoad2d(ringAddr + s * kTileBytes, tX, full(s), tileCol(tile) * 128,
+                tileRow(tile) * 128);
     };
     // Under a programmatic launch (gridDepWait, ptx_sm90.cuh) the set-up
     // overlaps the previous kernel's tail; the first loads, and every
-    // thread's stores, come after the wait. full(s): the stage's tile has
-    // landed; ready(s) (kProducer): every worker is done with the stage (has
-    // read it, and for a transposing cast has written and fenced its part of
-    // the swizzled FP8 transpose there).
-    auto full = [&](int s) { return barAddr + 8 * s; };
-    auto ready = [&](int s) { return barAddr + 8 * (kQuantStages + s); };
+    // thread's stores, come after the wait.
     const int boss = kProducer ? kWorkers : 0; // issues the TMA operations
     gridDepLaunchDependents();
     if (t == boss) {
@@ -291,16 +294,14 @@ struct QuantizeTile {
         const int s = j % kQuantStages;
         mbarWait(ready(s), (j / kQuantStages) & 1);
         if (kTmaStore)
-          storeTile(*tQ, ringAddr + s * kTileBytes + 128 * 128,
+          storeTile(*tQ, ringAddr + s * kTileBytes + kSwizzledOffset,
                     tileRow(tile) * 128, tileCol(tile) * 128);
         const int next = tile + kQuantStages * gridDim.x;
         if (next < tiles) {
           // The TMA write (async proxy) must follow the workers' accesses
           // to the stage (generic proxy), which ready(s) ordered before
           // this thread.
-#ifndef BS_EXP_Q_NO_PRODUCER_FENCE
           fenceProxyAsyncShared();
-#endif
           if (kTmaStore)
             bulkWaitRead0();
           fill(next, s);
@@ -570,7 +571,7 @@ struct QuantizeTile {
       // Rows of 128 bytes, 16-byte chunk k of row c at chunk k ^ (c % 8)
       // (TMA's 128-byte swizzle), in the other half of the stage; 8 lanes
       // write one row: conflict-free.
-      unsigned char *tq = qs + 128 * 128;
+      unsigned char *tq = qs + kSwizzledOffset;
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
         const int idx = t + kWorkers * k;
