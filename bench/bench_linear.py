@@ -50,7 +50,7 @@ class _CublasLtFn(torch.autograd.Function):
         return dx, dw
 
 
-def graph_bench(run):
+def graph_bench(run, rep=100):
     """Median time of a replay of `run` captured in a CUDA graph (no host
     cost: the kernels alone, back to back)."""
     s = torch.cuda.Stream()
@@ -62,7 +62,7 @@ def graph_bench(run):
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         run()
-    return do_bench(g.replay, warmup=10, rep=100, return_mode="median")
+    return do_bench(g.replay, warmup=10, rep=rep, return_mode="median")
 
 
 def main():
@@ -72,7 +72,12 @@ def main():
     p.add_argument("--pdl", default="on", choices=["on", "off", "both"],
                    help="blockscale with programmatic dependent launch, without, or both "
                         "(blockscale_nopdl columns)")
+    p.add_argument("--graph-only", action="store_true",
+                   help="time the graph-captured steps only (no eager columns)")
+    p.add_argument("--rep", type=int, default=100,
+                   help="milliseconds of repetitions per timing (triton do_bench)")
     args = p.parse_args()
+    args.graph = args.graph or args.graph_only
     rows = []
     for T, K, N in [(8192, 4096, 4096), (8192, 4096, 14336), (8192, 14336, 4096), (16384, 7168, 2112)]:
         x = torch.randn(T, K, device="cuda", dtype=torch.bfloat16, requires_grad=True)
@@ -98,19 +103,23 @@ def main():
         for name, pdl, fn in cases:
             if pdl is not None:
                 blockscale.programmatic_launch(pdl)
-            res[name] = do_bench(step(fn), warmup=10, rep=100, return_mode="median")
+            if not args.graph_only:
+                res[name] = do_bench(step(fn), warmup=10, rep=args.rep, return_mode="median")
             if args.graph:
-                res[name + "_graph"] = graph_bench(step(fn))
+                res[name + "_graph"] = graph_bench(step(fn), args.rep)
         flops = 3 * 2 * T * K * N
         r = dict(T=T, K=K, N=N, **{k + "_ms": v for k, v in res.items()})
         rows.append(r)
+        ratios = []
+        if not args.graph_only:
+            ratios += [f"speedup vs bf16 {res['bf16'] / res['blockscale']:.2f}x",
+                       f"vs cuBLASLt fp8 {res['cublaslt_fp8'] / res['blockscale']:.2f}x"]
+        if args.graph:
+            ratios += [f"graphs: vs bf16 {res['bf16_graph'] / res['blockscale_graph']:.2f}x",
+                       f"vs cuBLASLt fp8 {res['cublaslt_fp8_graph'] / res['blockscale_graph']:.2f}x"]
         print(f"T={T} K={K} N={N}: " + ", ".join(
             f"{k} {v:.3f} ms ({flops / v / 1e9:.0f} TF/s)" for k, v in res.items())
-            + f" | speedup vs bf16 {res['bf16'] / res['blockscale']:.2f}x, "
-              f"vs cuBLASLt fp8 {res['cublaslt_fp8'] / res['blockscale']:.2f}x"
-            + (f", graphs: vs bf16 {res['bf16_graph'] / res['blockscale_graph']:.2f}x, "
-               f"vs cuBLASLt fp8 {res['cublaslt_fp8_graph'] / res['blockscale_graph']:.2f}x"
-               if args.graph else ""), flush=True)
+            + " | " + ", ".join(ratios), flush=True)
     out = os.environ.get("OUT", ".")
     with open(os.path.join(out, "bench_linear.json"), "w") as f:
         json.dump({"date": time.strftime("%Y-%m-%d"), "rows": rows}, f, indent=1)

@@ -600,6 +600,31 @@ case "$mode" in
     # over output sizes 64-192 MB, to place a size threshold
     CAST_SKIP_CHECK=1 CAST_VARIANTS=";BS_EXP_Q_TSTORE_EL" AB_ROUNDS=${AB_ROUNDS:-2} \
       BQ_ARGS="--extra 16384x4096,24576x4096,16384x8192,40960x4096,49152x4096" cast_ab ;;
+  keep_l2) # transposed results up to 256 MiB kept in L2 (evict_last,
+    # chosen at launch): every cast checked, then timed against the rule
+    # turned off, the Python GPU tests, and the graph-captured layer with
+    # the rule on and off (whether the kept lines slow the GEMMs after)
+    QUICK=1 quant_sweep
+    CAST_VARIANTS=";|BLOCKSCALE_EXP_QUANT_KEEP_L2=0" AB_ROUNDS=${AB_ROUNDS:-2} \
+      BQ_ARGS="--extra 16384x4096,65536x4096" cast_ab
+    python_tests
+    for v in 1 0; do
+      run 300 env BLOCKSCALE_EXP_QUANT_KEEP_L2=$v PYTHONPATH=python PYTHONUNBUFFERED=1 \
+        python3 bench/bench_linear.py --graph
+      mv "$OUT/bench_linear.json" "$OUT/bench_linear_keep$v.json"
+    done ;;
+  keep_l2_layer) # the graph-captured layer with the L2 rule on and off,
+    # alternating processes, LAYER_ROUNDS rounds (does a result kept in L2
+    # slow the GEMMs after it?)
+    for r in $(seq 1 "${LAYER_ROUNDS:-3}"); do
+      for v in 1 0; do
+        run 300 env BLOCKSCALE_EXP_QUANT_KEEP_L2=$v PYTHONPATH=python PYTHONUNBUFFERED=1 \
+          python3 bench/bench_linear.py --graph-only --rep "${LAYER_REP:-400}"
+        mv "$OUT/bench_linear.json" "$OUT/bench_linear_r${r}_keep$v.json"
+      done
+    done
+    # and the casts as shipped, once more, on this start
+    quant_bench ;;
   cast_l2) # BS_EXP_Q_TSTORE_EF / _EL (thirteenth session, prepared, not
     # run): the transposing casts' TMA store with an L2 eviction priority,
     # checked and timed against the shipped casts

@@ -654,6 +654,14 @@ llvm::Error blockscale::launchQuantize(CompiledKernel &kernel,
   // logical result is the transpose.
   p.ssr = q.transpose ? g.strideCol : g.strideRow;
   p.ssc = q.transpose ? g.strideRow : g.strideCol;
+  // BLOCKSCALE_EXP_QUANT_KEEP_L2=0|1 (an experiment) overrides the size rule.
+  static const int keepOverride = [] {
+    const char *e = std::getenv("BLOCKSCALE_EXP_QUANT_KEEP_L2");
+    return e && *e ? (std::string(e) != "0" ? 1 : 0) : -1;
+  }();
+  p.keepResultInL2 =
+      keepOverride >= 0 ? keepOverride
+                        : bs::quantKeepResultInL2(rows * q.cols) ? 1 : 0;
 
   const QuantKernelSpec &qs = kernel.spec.quant;
   CUlaunchConfig cfg;

@@ -87,6 +87,33 @@ TEST(KernelSpec, QuantRoundTripAndFromSource) {
             std::string::npos);
 }
 
+TEST(KernelSpec, CastThreadsAndResultPolicy) {
+  // Staged casts launch 256 workers and a producer warp, except the 16-bit
+  // 1x128 transposing cast (register budget of two CTAs per SM).
+  KernelSpec s;
+  s.kind = KernelKind::Quantize;
+  s.quant.in = DType::BF16;
+  s.quant.br = 128;
+  s.quant.bc = 1;
+  s.quant.transposed = true;
+  EXPECT_EQ(s.quant.threads(), 288);
+  s.quant.transposed = false;
+  EXPECT_EQ(s.quant.threads(), 288);
+  s.quant.br = 1;
+  s.quant.bc = 128;
+  EXPECT_EQ(s.quant.threads(), 288);
+  s.quant.transposed = true;
+  EXPECT_EQ(s.quant.threads(), 256);
+  s.quant.in = DType::F32;
+  EXPECT_EQ(s.quant.threads(), 288);
+  // Transposed results up to 256 MiB stay in L2 (evict_last), larger ones
+  // do not.
+  EXPECT_TRUE(bs::quantKeepResultInL2(32768ll * 4096));
+  EXPECT_TRUE(bs::quantKeepResultInL2(256ll << 20));
+  EXPECT_FALSE(bs::quantKeepResultInL2((256ll << 20) + 1));
+  EXPECT_FALSE(bs::quantKeepResultInL2(65536ll * 8192));
+}
+
 TEST(KernelSpec, GemmSourceInstantiatesTheTemplate) {
   KernelSpec s;
   s.gemm.bm = 128;

@@ -95,7 +95,21 @@ struct QuantParams {
   int rows, cols;
   long long ldx, ldq;
   long long ssr, ssc;
+  // Nonzero: a transposing cast's TMA stores mark the FP8 result evict_last
+  // in L2 (quantKeepResultInL2).
+  int keepResultInL2;
 };
+
+// Whether a transposing cast of a result of `resultBytes` FP8 bytes keeps it
+// in L2 (evict_last on its TMA stores). Its rows are scattered over 128-byte
+// pieces of many rows at a time, and lines that stay longer in L2 reach DRAM
+// in longer runs. With the producer warp, same runs, % of copy bandwidth
+// (2026-12-03 runs 106-107): 64-128 MB results +1.3 to +2.5 points,
+// 160-192 MB +0.7 to +0.9, 256 MB +0.0 to +0.4, 512 MB (65536x8192) -0.8 to
+// -1.1.
+BS_HOST_DEVICE constexpr bool quantKeepResultInL2(long long resultBytes) {
+  return resultBytes <= (256ll << 20);
+}
 
 BS_HOST_DEVICE constexpr int constMax(int a, int b) { return a > b ? a : b; }
 

@@ -289,13 +289,14 @@ struct QuantizeTile {
       // (a transposing cast), wait until the store has read the stage, and
       // refill the stage with tile j + kQuantStages. The workers meanwhile
       // go on with tiles j + 1 and j + 2.
+      const u64 keep = kTmaStore ? l2PolicyEvictLast() : 0;
       int j = 0;
       for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++j) {
         const int s = j % kQuantStages;
         mbarWait(ready(s), (j / kQuantStages) & 1);
         if (kTmaStore)
-          storeTile(*tQ, ringAddr + s * kTileBytes + kSwizzledOffset,
-                    tileRow(tile) * 128, tileCol(tile) * 128);
+          storeTile(p, *tQ, ringAddr + s * kTileBytes + kSwizzledOffset,
+                    tileRow(tile) * 128, tileCol(tile) * 128, keep);
         const int next = tile + kQuantStages * gridDim.x;
         if (next < tiles) {
           // The TMA write (async proxy) must follow the workers' accesses
@@ -357,13 +358,15 @@ struct QuantizeTile {
       bulkWait0();
   }
 
-  // One TMA store of a transposed 128x128 FP8 tile (128B-swizzled at src).
-  __device__ static void storeTile(const TmaDesc &tQ, u32 src, int rowBase,
-                                   int colBase) {
+  // One TMA store of a transposed 128x128 FP8 tile (128B-swizzled at src),
+  // with L2 policy `keep` (an evict_last policy) when p.keepResultInL2.
+  __device__ static void storeTile(const QuantParams &p, const TmaDesc &tQ,
+                                   u32 src, int rowBase, int colBase,
+                                   u64 keep) {
 #if defined(BS_EXP_Q_TSTORE_EF) || defined(BS_EXP_Q_TSTORE_EL)
-    // Experiment: an L2 eviction priority on the transposed tile's TMA
-    // store. evict_last gained 1.0-1.8 points at 32768x4096 and lost
-    // 1.5-1.7 at 65536x8192 (2026-12-03 runs 96-97).
+    // Experiment: every store evict_first / evict_last, whatever the size.
+    (void)p;
+    (void)keep;
     tmaStore2dHint(tQ, src, rowBase, colBase,
 #ifdef BS_EXP_Q_TSTORE_EF
                    l2PolicyEvictFirst());
@@ -371,7 +374,10 @@ struct QuantizeTile {
                    l2PolicyEvictLast());
 #endif
 #else
-    tmaStore2d(tQ, src, rowBase, colBase);
+    if (p.keepResultInL2)
+      tmaStore2dHint(tQ, src, rowBase, colBase, keep);
+    else
+      tmaStore2d(tQ, src, rowBase, colBase);
 #endif
     bulkCommit();
   }
@@ -586,7 +592,8 @@ struct QuantizeTile {
       }
       workerSync();
       if (t == 0)
-        storeTile(*tQ, smemAddr(tq), rowBase, colBase);
+        storeTile(p, *tQ, smemAddr(tq), rowBase, colBase,
+                  l2PolicyEvictLast());
       return;
     }
     // 16-byte stores (1-3 % faster than 8-byte ones on the H200, 2026-12-02
