@@ -106,7 +106,10 @@ struct QuantParams {
 // in longer runs. With the producer warp, same runs, % of copy bandwidth
 // (2026-12-03 runs 106-107): 64-128 MB results +1.3 to +2.5 points,
 // 160-192 MB +0.7 to +0.9, 256 MB +0.0 to +0.4, 512 MB (65536x8192) -0.8 to
-// -1.1.
+// -1.1. The rule chosen at launch against no hint, same run, two rounds
+// (run 108): the transposing casts at 32768x4096 (128 MiB) +1.4 to +1.7,
+// 16384x4096 +1.0 to +1.9, 65536x4096 (256 MiB) +0.3 to +0.4; casts in
+// input order and 65536x8192 unchanged.
 BS_HOST_DEVICE constexpr bool quantKeepResultInL2(long long resultBytes) {
   return resultBytes <= (256ll << 20);
 }
