@@ -41,8 +41,16 @@ def main():
     p.add_argument("--extra", default="",
                    help="more sizes RxC (comma-separated) for the two transposing activation "
                         "casts, e.g. 32768x8192,65536x4096")
+    p.add_argument("--rowblock-t", default="",
+                   help="sizes RxC (comma-separated) for the 1x128 cast stored col-major, the "
+                        "16-bit cast with 1x128 blocks that transposes (not one of the recipe's)")
+    p.add_argument("--no-default", action="store_true",
+                   help="only the sizes given by --extra / --rowblock-t")
     args = p.parse_args()
-    cases = list(CASES)
+    cases = [] if args.no_default else list(CASES)
+    for item in filter(None, args.rowblock_t.split(",")):
+        R, C = (int(v) for v in item.split("x"))
+        cases.append((R, C, "1x128", False, "col_major", "activation 1x128 col-major (not recipe)"))
     for item in filter(None, args.extra.split(",")):
         R, C = (int(v) for v in item.split("x"))
         cases += [(R, C, "128x1", False, "col_major", "activation 128x1 col-major, extra"),
