@@ -529,6 +529,20 @@ cast_ab() {
   done
 }
 
+# keep_l2_layer_ab <rounds> <bench_linear.py flags...>: the layer with the
+# casts' L2 rule on, then off (BLOCKSCALE_EXP_QUANT_KEEP_L2), one process
+# each, in alternation; $OUT/bench_linear_r<round>_keep<1|0>.json
+keep_l2_layer_ab() {
+  local rounds=$1 r v; shift
+  for r in $(seq 1 "$rounds"); do
+    for v in 1 0; do
+      run 300 env BLOCKSCALE_EXP_QUANT_KEEP_L2=$v PYTHONPATH=python PYTHONUNBUFFERED=1 \
+        python3 bench/bench_linear.py "$@"
+      mv "$OUT/bench_linear.json" "$OUT/bench_linear_r${r}_keep$v.json"
+    done
+  done
+}
+
 mode=${1:-smoke}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee -a "$OUT/check.log"
 case "$mode" in
@@ -608,21 +622,11 @@ case "$mode" in
     CAST_VARIANTS=";|BLOCKSCALE_EXP_QUANT_KEEP_L2=0" AB_ROUNDS=${AB_ROUNDS:-2} \
       BQ_ARGS="--extra 16384x4096,65536x4096" cast_ab
     python_tests
-    for v in 1 0; do
-      run 300 env BLOCKSCALE_EXP_QUANT_KEEP_L2=$v PYTHONPATH=python PYTHONUNBUFFERED=1 \
-        python3 bench/bench_linear.py --graph
-      mv "$OUT/bench_linear.json" "$OUT/bench_linear_keep$v.json"
-    done ;;
+    keep_l2_layer_ab 1 --graph ;;
   keep_l2_layer) # the graph-captured layer with the L2 rule on and off,
     # alternating processes, LAYER_ROUNDS rounds (does a result kept in L2
     # slow the GEMMs after it?)
-    for r in $(seq 1 "${LAYER_ROUNDS:-3}"); do
-      for v in 1 0; do
-        run 300 env BLOCKSCALE_EXP_QUANT_KEEP_L2=$v PYTHONPATH=python PYTHONUNBUFFERED=1 \
-          python3 bench/bench_linear.py --graph-only --rep "${LAYER_REP:-400}"
-        mv "$OUT/bench_linear.json" "$OUT/bench_linear_r${r}_keep$v.json"
-      done
-    done
+    keep_l2_layer_ab "${LAYER_ROUNDS:-3}" --graph-only --rep "${LAYER_REP:-400}"
     # and the casts as shipped, once more, on this start
     quant_bench ;;
   cast_l2) # BS_EXP_Q_TSTORE_EF / _EL (thirteenth session, prepared, not

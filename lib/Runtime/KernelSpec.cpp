@@ -5,6 +5,7 @@
 #include "blockscale/Target/Cuda/Kernels/params.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -43,13 +44,18 @@ int GemmKernelSpec::smemBytes() const {
   return bs::gemmSmemBytes(bm, bn, stages, dtypeBytes(out), wgrad(), ksplit);
 }
 
+std::optional<bool> blockscale::envSwitch(const char *name) {
+  const char *e = std::getenv(name);
+  if (!e || !*e)
+    return std::nullopt;
+  return std::strcmp(e, "0") != 0;
+}
+
 bool QuantKernelSpec::staged() const {
   // BLOCKSCALE_EXP_QUANT_DIRECT=1 (an experiment) casts every tile in a
   // CTA of its own, loading straight from global memory.
-  static const bool direct = [] {
-    const char *e = std::getenv("BLOCKSCALE_EXP_QUANT_DIRECT");
-    return e && *e && std::string(e) != "0";
-  }();
+  static const bool direct =
+      envSwitch("BLOCKSCALE_EXP_QUANT_DIRECT").value_or(false);
   return !direct;
 }
 

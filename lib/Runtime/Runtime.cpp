@@ -7,7 +7,6 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <condition_variable>
-#include <cstdlib>
 #include <cstring>
 
 using namespace blockscale;
@@ -293,10 +292,7 @@ static bool aligned16(const void *p) {
 }
 
 static std::atomic<int> &programmaticLaunchFlag() {
-  static std::atomic<int> flag([] {
-    const char *e = std::getenv("BLOCKSCALE_PDL");
-    return (e && *e && std::strcmp(e, "0") == 0) ? 0 : 1;
-  }());
+  static std::atomic<int> flag(envSwitch("BLOCKSCALE_PDL").value_or(true));
   return flag;
 }
 
@@ -655,13 +651,10 @@ llvm::Error blockscale::launchQuantize(CompiledKernel &kernel,
   p.ssr = q.transpose ? g.strideCol : g.strideRow;
   p.ssc = q.transpose ? g.strideRow : g.strideCol;
   // BLOCKSCALE_EXP_QUANT_KEEP_L2=0|1 (an experiment) overrides the size rule.
-  static const int keepOverride = [] {
-    const char *e = std::getenv("BLOCKSCALE_EXP_QUANT_KEEP_L2");
-    return e && *e ? (std::string(e) != "0" ? 1 : 0) : -1;
-  }();
+  static const std::optional<bool> keepOverride =
+      envSwitch("BLOCKSCALE_EXP_QUANT_KEEP_L2");
   p.keepResultInL2 =
-      keepOverride >= 0 ? keepOverride
-                        : bs::quantKeepResultInL2(rows * q.cols) ? 1 : 0;
+      keepOverride.value_or(bs::quantKeepResultInL2(rows * q.cols)) ? 1 : 0;
 
   const QuantKernelSpec &qs = kernel.spec.quant;
   CUlaunchConfig cfg;

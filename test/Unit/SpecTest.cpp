@@ -4,6 +4,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cstdlib>
+
 using namespace blockscale;
 
 TEST(KernelSpec, GemmRoundTrip) {
@@ -112,6 +114,22 @@ TEST(KernelSpec, CastThreadsAndResultPolicy) {
   EXPECT_TRUE(bs::quantKeepResultInL2(256ll << 20));
   EXPECT_FALSE(bs::quantKeepResultInL2((256ll << 20) + 1));
   EXPECT_FALSE(bs::quantKeepResultInL2(65536ll * 8192));
+}
+
+TEST(KernelSpec, EnvSwitch) {
+  // Unset or empty: no setting; "0": off; anything else: on.
+  const char *name = "BLOCKSCALE_TEST_ENV_SWITCH";
+  ::unsetenv(name);
+  EXPECT_FALSE(envSwitch(name).has_value());
+  ::setenv(name, "", 1);
+  EXPECT_FALSE(envSwitch(name).has_value());
+  ::setenv(name, "0", 1);
+  EXPECT_EQ(envSwitch(name), std::optional<bool>(false));
+  ::setenv(name, "1", 1);
+  EXPECT_EQ(envSwitch(name), std::optional<bool>(true));
+  ::setenv(name, "yes", 1);
+  EXPECT_EQ(envSwitch(name), std::optional<bool>(true));
+  ::unsetenv(name);
 }
 
 TEST(KernelSpec, GemmSourceInstantiatesTheTemplate) {

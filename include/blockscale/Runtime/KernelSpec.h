@@ -12,6 +12,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace blockscale {
@@ -49,6 +50,11 @@ struct GemmKernelSpec {
 };
 
 /// Compile-time parameters of a cast kernel, in the input's frame.
+/// An on/off switch in the environment (BLOCKSCALE_PDL and the
+/// BLOCKSCALE_EXP_* experiments): unset or empty gives nothing, "0" off,
+/// anything else on.
+std::optional<bool> envSwitch(const char *name);
+
 struct QuantKernelSpec {
   DType in = DType::BF16;
   Fp8Type out = Fp8Type::E4M3;

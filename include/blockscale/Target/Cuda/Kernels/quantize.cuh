@@ -397,8 +397,9 @@ struct QuantizeTile {
   // Scales and FP8 conversion of one 128x128 tile whose elements this
   // thread holds in v (RPT rows x VEC columns, zero outside the input), with
   // kScratchBytes of shared memory at `scratch`. A transposed result goes
-  // out through the 32 KB at `qs`: with a producer warp, each worker arrives
-  // on `readyBar` once its part of the swizzled tile is written and fenced,
+  // out through the 16 KB at `qs`, and a TMA-stored one also through its
+  // swizzled copy at qs + kSwizzledOffset: with a producer warp, each worker
+  // arrives on `readyBar` once its part of that copy is written and fenced,
   // and the producer stores it.
   __device__ static void castTile(const QuantParams &p, int rowBase,
                                   int colBase, const uint4 (&v)[RPT],
