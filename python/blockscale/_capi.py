@@ -72,51 +72,73 @@ def _find_library():
                   + ", ".join(c for c in candidates if c))
 
 
-_lib = None
+_SIGNATURES = None
+
+
+def _signatures():
+    P = ctypes.POINTER
+    return {
+        "bs_version": ([], ctypes.c_char_p),
+        "bs_last_error": ([], ctypes.c_char_p),
+        "bs_gemm_desc_init": ([P(GemmDesc)], None),
+        "bs_gemm_args_init": ([P(GemmArgs)], None),
+        "bs_gemm_kernel_create": ([P(GemmDesc), P(ctypes.c_void_p)], ctypes.c_int),
+        "bs_gemm_kernel_destroy": ([ctypes.c_void_p], None),
+        "bs_gemm_launch": ([ctypes.c_void_p, P(GemmArgs), ctypes.c_void_p], ctypes.c_int),
+        "bs_gemm_workspace_size": ([ctypes.c_void_p, ctypes.c_int64], ctypes.c_size_t),
+        "bs_gemm_kernel_info": ([ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t], ctypes.c_int),
+        "bs_quant_desc_init": ([P(QuantDesc)], None),
+        "bs_quant_args_init": ([P(QuantArgs)], None),
+        "bs_quant_kernel_create": ([P(QuantDesc), P(ctypes.c_void_p)], ctypes.c_int),
+        "bs_quant_kernel_destroy": ([ctypes.c_void_p], None),
+        "bs_quant_launch": ([ctypes.c_void_p, P(QuantArgs), ctypes.c_void_p], ctypes.c_int),
+        "bs_quant_scale_geometry": ([P(QuantDesc), ctypes.c_int64, ctypes.c_int64,
+                                     P(ctypes.c_int64)], ctypes.c_int),
+        "bs_gemm_source": ([P(GemmDesc), ctypes.c_char_p, ctypes.c_size_t,
+                            P(ctypes.c_size_t)], ctypes.c_int),
+        "bs_cache_stats": ([P(ctypes.c_int64)], None),
+        "bs_clear_memory_cache": ([], None),
+        "bs_set_programmatic_launch": ([ctypes.c_int], None),
+        "bs_programmatic_launch": ([], ctypes.c_int),
+    }
+
+
+_libs = {}
 _lock = threading.Lock()
 
 
-def lib():
-    global _lib
+def load(path=None):
+    """The C API library at `path` (default: _find_library()) with its
+    signatures bound, loaded once per path. Libraries are loaded with
+    RTLD_LOCAL and export only bs_* symbols, so several builds can live in
+    one process side by side (bench/ab.py compares them that way)."""
+    path = os.path.abspath(path) if path else _find_library()
     with _lock:
-        if _lib is None:
-            L = ctypes.CDLL(_find_library())
-            P = ctypes.POINTER
-            sig = {
-                "bs_version": ([], ctypes.c_char_p),
-                "bs_last_error": ([], ctypes.c_char_p),
-                "bs_gemm_desc_init": ([P(GemmDesc)], None),
-                "bs_gemm_args_init": ([P(GemmArgs)], None),
-                "bs_gemm_kernel_create": ([P(GemmDesc), P(ctypes.c_void_p)], ctypes.c_int),
-                "bs_gemm_kernel_destroy": ([ctypes.c_void_p], None),
-                "bs_gemm_launch": ([ctypes.c_void_p, P(GemmArgs), ctypes.c_void_p], ctypes.c_int),
-                "bs_gemm_workspace_size": ([ctypes.c_void_p, ctypes.c_int64], ctypes.c_size_t),
-                "bs_gemm_kernel_info": ([ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t], ctypes.c_int),
-                "bs_quant_desc_init": ([P(QuantDesc)], None),
-                "bs_quant_args_init": ([P(QuantArgs)], None),
-                "bs_quant_kernel_create": ([P(QuantDesc), P(ctypes.c_void_p)], ctypes.c_int),
-                "bs_quant_kernel_destroy": ([ctypes.c_void_p], None),
-                "bs_quant_launch": ([ctypes.c_void_p, P(QuantArgs), ctypes.c_void_p], ctypes.c_int),
-                "bs_quant_scale_geometry": ([P(QuantDesc), ctypes.c_int64, ctypes.c_int64,
-                                             P(ctypes.c_int64)], ctypes.c_int),
-                "bs_gemm_source": ([P(GemmDesc), ctypes.c_char_p, ctypes.c_size_t,
-                                    P(ctypes.c_size_t)], ctypes.c_int),
-                "bs_cache_stats": ([P(ctypes.c_int64)], None),
-                "bs_clear_memory_cache": ([], None),
-                "bs_set_programmatic_launch": ([ctypes.c_int], None),
-                "bs_programmatic_launch": ([], ctypes.c_int),
-            }
-            for name, (args, res) in sig.items():
+        L = _libs.get(path)
+        if L is None:
+            L = ctypes.CDLL(path, mode=os.RTLD_LOCAL)
+            for name, (args, res) in _signatures().items():
                 f = getattr(L, name)
                 f.argtypes = args
                 f.restype = res
-            _lib = L
-    return _lib
+            _libs[path] = L
+    return L
 
 
-def check(status):
+_default = None
+
+
+def lib():
+    """The default library (see _find_library)."""
+    global _default
+    if _default is None:
+        _default = load()
+    return _default
+
+
+def check(status, L=None):
     if status != BS_SUCCESS:
-        raise BlockscaleError(status, lib().bs_last_error().decode())
+        raise BlockscaleError(status, (L or lib()).bs_last_error().decode())
 
 
 def gemm_desc(form="fwd", m=-1, n=0, k=0, a_type="e4m3", b_type="e4m3",
@@ -133,27 +155,29 @@ def gemm_desc(form="fwd", m=-1, n=0, k=0, a_type="e4m3", b_type="e4m3",
 
 
 class GemmKernel:
-    """An owned bs_gemm_kernel_t."""
+    """An owned bs_gemm_kernel_t of library `L` (default: lib())."""
 
-    def __init__(self, desc):
+    def __init__(self, desc, L=None):
         self._desc = desc  # keeps force_tile's bytes alive
+        self._L = L or lib()
         h = ctypes.c_void_p()
-        check(lib().bs_gemm_kernel_create(ctypes.byref(desc), ctypes.byref(h)))
+        check(self._L.bs_gemm_kernel_create(ctypes.byref(desc), ctypes.byref(h)), self._L)
         self.handle = h
 
     def __del__(self):
-        if getattr(self, "handle", None) and _lib is not None:
-            _lib.bs_gemm_kernel_destroy(self.handle)
+        if getattr(self, "handle", None):
+            self._L.bs_gemm_kernel_destroy(self.handle)
 
     def launch(self, args, stream):
-        check(lib().bs_gemm_launch(self.handle, ctypes.byref(args), ctypes.c_void_p(stream)))
+        check(self._L.bs_gemm_launch(self.handle, ctypes.byref(args), ctypes.c_void_p(stream)),
+              self._L)
 
     def workspace_size(self, m):
-        return lib().bs_gemm_workspace_size(self.handle, m)
+        return self._L.bs_gemm_workspace_size(self.handle, m)
 
     def info(self):
         buf = ctypes.create_string_buffer(4096)
-        check(lib().bs_gemm_kernel_info(self.handle, buf, len(buf)))
+        check(self._L.bs_gemm_kernel_info(self.handle, buf, len(buf)), self._L)
         return buf.value.decode()
 
 
@@ -169,18 +193,22 @@ def quant_desc(in_dtype="bf16", out_type="e4m3", block=(1, 128), transpose=False
 
 
 class QuantKernel:
-    def __init__(self, desc):
+    """An owned bs_quant_kernel_t of library `L` (default: lib())."""
+
+    def __init__(self, desc, L=None):
         self._desc = desc
+        self._L = L or lib()
         h = ctypes.c_void_p()
-        check(lib().bs_quant_kernel_create(ctypes.byref(desc), ctypes.byref(h)))
+        check(self._L.bs_quant_kernel_create(ctypes.byref(desc), ctypes.byref(h)), self._L)
         self.handle = h
 
     def __del__(self):
-        if getattr(self, "handle", None) and _lib is not None:
-            _lib.bs_quant_kernel_destroy(self.handle)
+        if getattr(self, "handle", None):
+            self._L.bs_quant_kernel_destroy(self.handle)
 
     def launch(self, args, stream):
-        check(lib().bs_quant_launch(self.handle, ctypes.byref(args), ctypes.c_void_p(stream)))
+        check(self._L.bs_quant_launch(self.handle, ctypes.byref(args), ctypes.c_void_p(stream)),
+              self._L)
 
 
 def scale_geometry(desc, rows, ld_scale=0):
