@@ -3,7 +3,8 @@
  * Opaque handles and status codes for hosts that cannot use the C++ API
  * (the Python package loads this through ctypes). Every call that can fail
  * returns a bs_status_t; bs_last_error() then gives the message (thread
- * local, valid until the next failing call on the thread).
+ * local, valid until the next failing call on the thread): what was expected,
+ * what was found, and the fix.
  *
  * Layouts (logical shapes, as in docs/Runtime.md):
  *   A (M, K) FP8 row-major, row stride lda (multiple of 16)
@@ -30,10 +31,16 @@ typedef enum {
   BS_SUCCESS = 0,
   BS_ERROR_INVALID_ARGUMENT = 1, /* bad description, shape, stride, pointer */
   BS_ERROR_COMPILE = 2,          /* MLIR pipeline or NVRTC failed */
-  BS_ERROR_NO_DEVICE = 3,        /* no libcuda / no GPU */
+  BS_ERROR_NO_DEVICE = 3,        /* no libcuda, no GPU, or not a Hopper GPU */
   BS_ERROR_CUDA = 4,             /* a CUDA driver call failed */
   BS_ERROR_INTERNAL = 5
 } bs_status_t;
+
+/* Debug options compiled into a kernel (part of its cache key). */
+enum {
+  BS_DEBUG_HANG = 1,    /* mbarrier waits trap with a message, never hang */
+  BS_DEBUG_TIMELINE = 2 /* GEMMs: per-CTA phase stamps (blockscale-gen) */
+};
 
 typedef enum { BS_FORM_FWD = 0, BS_FORM_DGRAD = 1, BS_FORM_WGRAD = 2 } bs_form_t;
 typedef enum { BS_FP8_E4M3 = 0, BS_FP8_E5M2 = 1 } bs_fp8_t;
@@ -53,7 +60,7 @@ typedef struct {
   int64_t m_hint;       /* M the tile selection plans for when m = -1 */
   const char *force_tile; /* NULL or e.g. "bm=128,bn=128,stages=4" */
   int32_t num_sms;        /* 0: the current GPU's (132 without one) */
-  int32_t debug_hang;     /* compile mbarrier waits that trap on a hang */
+  int32_t debug;          /* BS_DEBUG_* flags */
 } bs_gemm_desc_t;
 
 typedef struct {
@@ -75,6 +82,7 @@ typedef struct {
   int32_t transpose;              /* logical result is input^T */
   int32_t col_major;              /* physical order of the result */
   int64_t rows, cols;             /* input; rows = -1: dynamic */
+  int32_t debug;                  /* BS_DEBUG_HANG */
 } bs_quant_desc_t;
 
 typedef struct {
@@ -98,7 +106,10 @@ BS_API void bs_gemm_kernel_destroy(bs_gemm_kernel_t kernel);
 /* stream: a CUstream (cudaStream_t); NULL is the legacy default stream. */
 BS_API bs_status_t bs_gemm_launch(bs_gemm_kernel_t kernel,
                                   const bs_gemm_args_t *args, void *stream);
-BS_API size_t bs_gemm_workspace_size(bs_gemm_kernel_t kernel, int64_t m);
+/* Split-K workspace bytes a launch of m rows needs (m = -1: the
+ * description's M); 0 when none. */
+BS_API bs_status_t bs_gemm_workspace_size(bs_gemm_kernel_t kernel, int64_t m,
+                                          size_t *bytes);
 /* One line: spec, launch config, cache key, compile time, registers,
  * spills, whether it came from the disk cache. */
 BS_API bs_status_t bs_gemm_kernel_info(bs_gemm_kernel_t kernel, char *buf,
@@ -111,6 +122,8 @@ BS_API bs_status_t bs_quant_kernel_create(const bs_quant_desc_t *desc,
 BS_API void bs_quant_kernel_destroy(bs_quant_kernel_t kernel);
 BS_API bs_status_t bs_quant_launch(bs_quant_kernel_t kernel,
                                    const bs_quant_args_t *args, void *stream);
+BS_API bs_status_t bs_quant_kernel_info(bs_quant_kernel_t kernel, char *buf,
+                                        size_t len);
 /* Logical scale shape, strides (elements) and f32 count to allocate for a
  * cast of `rows` rows with scale leading stride ld_scale (0: default):
  * out = {rows, cols, stride_row, stride_col, alloc_elements}. */
@@ -118,15 +131,25 @@ BS_API bs_status_t bs_quant_scale_geometry(const bs_quant_desc_t *desc,
                                            int64_t rows, int64_t ld_scale,
                                            int64_t out[5]);
 
+/* The layout rule of decode scales (the one the kernels read): for a
+ * logical (rows, cols) tensor quantized in blocks of block_rows x
+ * block_cols, out = {scale rows, scale cols, stride_row, stride_col,
+ * alloc_elements} with leading stride ld (0: the default). */
+BS_API bs_status_t bs_scale_geometry(int32_t block_rows, int32_t block_cols,
+                                     int64_t rows, int64_t cols, int64_t ld,
+                                     int64_t out[5]);
+
 /* The CUDA source the JIT would compile for a description (no GPU needed).
  * Writes at most len bytes (NUL-terminated); returns the full length + 1 in
- * *needed. */
+ * *needed (buf = NULL with needed set: a size query). */
 BS_API bs_status_t bs_gemm_source(const bs_gemm_desc_t *desc, char *buf,
                                   size_t len, size_t *needed);
+BS_API bs_status_t bs_quant_source(const bs_quant_desc_t *desc, char *buf,
+                                   size_t len, size_t *needed);
 
 /* Process-wide counters of the kernel registry. */
-BS_API void bs_cache_stats(int64_t out[4]); /* mem hits, disk hits,
-                                               compiles, corrupt entries */
+BS_API bs_status_t bs_cache_stats(int64_t out[4]); /* mem hits, disk hits,
+                                                      compiles, corrupt */
 BS_API void bs_clear_memory_cache(void);
 
 /* Programmatic dependent launch of GEMMs and casts (process-wide; on unless

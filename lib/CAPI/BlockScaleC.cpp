@@ -19,27 +19,236 @@ struct bs_quant_kernel_s {
 
 static thread_local std::string lastError;
 
-static bs_status_t classify(const std::string &msg) {
-  if (msg.find("no CUDA driver") != std::string::npos ||
-      msg.find("no CUDA device") != std::string::npos)
-    return BS_ERROR_NO_DEVICE;
-  if (msg.find("NVRTC") != std::string::npos ||
-      msg.find("pipeline failed") != std::string::npos ||
-      msg.find("emitting CUDA") != std::string::npos)
-    return BS_ERROR_COMPILE;
-  if (msg.find("failed: CUDA_ERROR") != std::string::npos)
-    return BS_ERROR_CUDA;
+static_assert(int(ErrorCode::InvalidArgument) == BS_ERROR_INVALID_ARGUMENT &&
+                  int(ErrorCode::Compile) == BS_ERROR_COMPILE &&
+                  int(ErrorCode::NoDevice) == BS_ERROR_NO_DEVICE &&
+                  int(ErrorCode::Cuda) == BS_ERROR_CUDA &&
+                  int(ErrorCode::Internal) == BS_ERROR_INTERNAL,
+              "the C status codes are the runtime's error categories");
+static_assert(int(DebugHang) == BS_DEBUG_HANG &&
+                  int(DebugTimeline) == BS_DEBUG_TIMELINE,
+              "the C debug flags are the runtime's");
+
+static bs_status_t fail(llvm::Error e) {
+  return bs_status_t(takeErrorCode(std::move(e), &lastError));
+}
+
+static bs_status_t fail(const llvm::Twine &msg) {
+  lastError = msg.str();
   return BS_ERROR_INVALID_ARGUMENT;
 }
 
-static bs_status_t setError(llvm::Error e) {
-  lastError = llvm::toString(std::move(e));
-  return classify(lastError);
+//===----------------------------------------------------------------------===//
+// Per family: C structs <-> descriptions and arguments
+//===----------------------------------------------------------------------===//
+
+namespace {
+template <class Family> struct CFamily;
+
+template <> struct CFamily<GemmFamily> {
+  using CDesc = bs_gemm_desc_t;
+  using CArgs = bs_gemm_args_t;
+  using Handle = bs_gemm_kernel_t;
+  static constexpr const char *name = "bs_gemm";
+
+  static llvm::Error toDesc(const CDesc &in, GemmDesc &d) {
+    if (in.form < 0 || in.form > 2 || in.a_type < 0 || in.a_type > 1 ||
+        in.b_type < 0 || in.b_type > 1 || in.out_dtype < 0 ||
+        in.out_dtype > 2)
+      return invalidArgument(llvm::formatv(
+          "bs_gemm_desc_t: expected form 0-2, a_type and b_type 0-1, "
+          "out_dtype 0-2 but got {0}, {1}, {2}, {3}",
+          int(in.form), int(in.a_type), int(in.b_type), int(in.out_dtype)));
+    d.form = GemmForm(in.form);
+    d.m = in.m;
+    d.n = in.n;
+    d.k = in.k;
+    d.a = Fp8Type(in.a_type);
+    d.b = Fp8Type(in.b_type);
+    d.out = DType(in.out_dtype);
+    d.accumulate = in.accumulate != 0;
+    d.mHint = in.m_hint;
+    d.forceTile = in.force_tile ? in.force_tile : "";
+    d.numSMs = in.num_sms;
+    d.debug = unsigned(in.debug);
+    return d.validate();
+  }
+
+  static GemmArgs toArgs(const CArgs &a) {
+    GemmArgs g;
+    g.a = a.a;
+    g.sa = static_cast<const float *>(a.a_scale);
+    g.b = a.b;
+    g.sb = static_cast<const float *>(a.b_scale);
+    g.c = a.c;
+    g.m = a.m;
+    g.lda = a.lda;
+    g.ldb = a.ldb;
+    g.ldc = a.ldc;
+    g.ldsa = a.ldsa;
+    g.ldsb = a.ldsb;
+    g.sbStrideK = a.sb_stride_k;
+    g.sbStrideN = a.sb_stride_n;
+    g.workspace = a.workspace;
+    g.workspaceBytes = a.workspace_bytes;
+    return g;
+  }
+};
+
+template <> struct CFamily<QuantFamily> {
+  using CDesc = bs_quant_desc_t;
+  using CArgs = bs_quant_args_t;
+  using Handle = bs_quant_kernel_t;
+  static constexpr const char *name = "bs_quant";
+
+  static llvm::Error toDesc(const CDesc &in, QuantDesc &q) {
+    if (in.in_dtype < 0 || in.in_dtype > 2 || in.out_type < 0 ||
+        in.out_type > 1)
+      return invalidArgument(llvm::formatv(
+          "bs_quant_desc_t: expected in_dtype 0-2 and out_type 0-1 but got "
+          "{0}, {1}",
+          int(in.in_dtype), int(in.out_type)));
+    q.in = DType(in.in_dtype);
+    q.out = Fp8Type(in.out_type);
+    q.blockRows = in.block_rows;
+    q.blockCols = in.block_cols;
+    q.transpose = in.transpose != 0;
+    q.colMajor = in.col_major != 0;
+    q.rows = in.rows;
+    q.cols = in.cols;
+    q.debug = unsigned(in.debug);
+    return q.validate();
+  }
+
+  static QuantArgs toArgs(const CArgs &a) {
+    QuantArgs q;
+    q.x = a.x;
+    q.q = a.q;
+    q.s = a.scale;
+    q.rows = a.rows;
+    q.ldx = a.ldx;
+    q.ldq = a.ldq;
+    q.ldScale = a.ld_scale;
+    return q;
+  }
+};
+
+/// The description of a C struct whose struct_size says it is one.
+template <class Family>
+llvm::Expected<typename Family::Desc>
+readDesc(const typename CFamily<Family>::CDesc *in, const char *fn) {
+  if (!in)
+    return invalidArgument(llvm::Twine(fn) + ": the description is NULL");
+  if (in->struct_size != int32_t(sizeof(*in)))
+    return invalidArgument(llvm::formatv(
+        "{0}: expected struct_size {1} but got {2} (call {3}_desc_init)", fn,
+        sizeof(*in), in->struct_size, CFamily<Family>::name));
+  typename Family::Desc d;
+  if (llvm::Error e = CFamily<Family>::toDesc(*in, d))
+    return std::move(e);
+  return d;
 }
 
-static bs_status_t setError(const std::string &msg, bs_status_t s) {
-  lastError = msg;
-  return s;
+template <class Family> llvm::Expected<std::shared_ptr<const JitKernel<Family>>>
+jitKernel(const typename Family::Desc &d);
+template <>
+llvm::Expected<std::shared_ptr<const GemmKernel>>
+jitKernel<GemmFamily>(const GemmDesc &d) {
+  return getGemmKernel(d);
+}
+template <>
+llvm::Expected<std::shared_ptr<const QuantKernel>>
+jitKernel<QuantFamily>(const QuantDesc &d) {
+  return getQuantKernel(d);
+}
+
+template <class Family>
+bs_status_t createKernel(const typename CFamily<Family>::CDesc *desc,
+                         typename CFamily<Family>::Handle *out,
+                         const char *fn) {
+  if (!out)
+    return fail(llvm::Twine(fn) + ": out is NULL");
+  *out = nullptr;
+  auto d = readDesc<Family>(desc, fn);
+  if (!d)
+    return fail(d.takeError());
+  auto k = jitKernel<Family>(*d);
+  if (!k)
+    return fail(k.takeError());
+  *out = new std::remove_pointer_t<typename CFamily<Family>::Handle>{*k};
+  return BS_SUCCESS;
+}
+
+template <class Family>
+bs_status_t launchKernel(typename CFamily<Family>::Handle k,
+                         const typename CFamily<Family>::CArgs *a,
+                         void *stream, const char *fn) {
+  if (!k)
+    return fail(llvm::Twine(fn) + ": the kernel is NULL");
+  if (!a)
+    return fail(llvm::Twine(fn) + ": the arguments are NULL");
+  if (a->struct_size != int32_t(sizeof(*a)))
+    return fail(llvm::formatv(
+        "{0}: expected struct_size {1} but got {2} (call {3}_args_init)", fn,
+        sizeof(*a), a->struct_size, CFamily<Family>::name));
+  if (llvm::Error e = (*k->kernel)(CFamily<Family>::toArgs(*a),
+                                   static_cast<CUstream>(stream)))
+    return fail(std::move(e));
+  return BS_SUCCESS;
+}
+
+template <class Family>
+bs_status_t kernelSource(const typename CFamily<Family>::CDesc *desc,
+                         char *buf, size_t len, size_t *needed,
+                         const char *fn);
+} // namespace
+
+static bs_status_t copyOut(const std::string &s, char *buf, size_t len,
+                           size_t *needed, const char *fn) {
+  if (needed)
+    *needed = s.size() + 1;
+  if (!buf) {
+    if (needed)
+      return BS_SUCCESS; // a size query
+    return fail(llvm::Twine(fn) + ": the buffer is NULL");
+  }
+  if (len == 0)
+    return fail(llvm::Twine(fn) + ": the buffer is empty");
+  size_t n = std::min(len - 1, s.size());
+  std::memcpy(buf, s.data(), n);
+  buf[n] = '\0';
+  return BS_SUCCESS;
+}
+
+namespace {
+template <class Family>
+bs_status_t kernelSource(const typename CFamily<Family>::CDesc *desc,
+                         char *buf, size_t len, size_t *needed,
+                         const char *fn) {
+  auto d = readDesc<Family>(desc, fn);
+  if (!d)
+    return fail(d.takeError());
+  llvm::Expected<KernelPlan<Family>> plan = [&] {
+    if constexpr (std::is_same_v<Family, GemmFamily>)
+      return planGemm(*d);
+    else
+      return planQuantize(*d);
+  }();
+  if (!plan)
+    return fail(plan.takeError());
+  return copyOut(plan->source, buf, len, needed, fn);
+}
+} // namespace
+
+static std::string kernelInfo(const CompiledKernel &c,
+                              const std::string &launch) {
+  return llvm::formatv("{0}{1} cache_key={2} compile_s={3:f3} registers={4} "
+                       "spill_bytes={5} from_disk_cache={6} source={7}",
+                       c.spec.serialize(), launch, c.cacheKey,
+                       c.compileSeconds, c.registers, c.spillBytes,
+                       c.fromDiskCache ? 1 : 0,
+                       c.sourcePath.empty() ? "-" : c.sourcePath)
+      .str();
 }
 
 extern "C" {
@@ -48,6 +257,8 @@ const char *bs_version(void) { return "blockscale 0.1.0"; }
 const char *bs_last_error(void) { return lastError.c_str(); }
 
 void bs_gemm_desc_init(bs_gemm_desc_t *d) {
+  if (!d)
+    return;
   std::memset(d, 0, sizeof(*d));
   d->struct_size = sizeof(*d);
   d->form = BS_FORM_FWD;
@@ -57,113 +268,16 @@ void bs_gemm_desc_init(bs_gemm_desc_t *d) {
 }
 
 void bs_gemm_args_init(bs_gemm_args_t *a) {
+  if (!a)
+    return;
   std::memset(a, 0, sizeof(*a));
   a->struct_size = sizeof(*a);
   a->m = -1;
 }
 
-static bool toDesc(const bs_gemm_desc_t *in, GemmDesc &d, JitOptions &o) {
-  if (!in || in->struct_size != sizeof(bs_gemm_desc_t)) {
-    setError("bs_gemm_desc_t: struct_size mismatch (call bs_gemm_desc_init)",
-             BS_ERROR_INVALID_ARGUMENT);
-    return false;
-  }
-  if (in->form < 0 || in->form > 2 || in->a_type < 0 || in->a_type > 1 ||
-      in->b_type < 0 || in->b_type > 1 || in->out_dtype < 0 ||
-      in->out_dtype > 2) {
-    setError("bs_gemm_desc_t: enum value out of range",
-             BS_ERROR_INVALID_ARGUMENT);
-    return false;
-  }
-  d.form = GemmForm(in->form);
-  d.m = in->m;
-  d.n = in->n;
-  d.k = in->k;
-  d.a = Fp8Type(in->a_type);
-  d.b = Fp8Type(in->b_type);
-  d.out = DType(in->out_dtype);
-  d.accumulate = in->accumulate != 0;
-  d.mHint = in->m_hint > 0 ? in->m_hint : 4096;
-  d.forceTile = in->force_tile ? in->force_tile : "";
-  d.numSMs = in->num_sms;
-  if (in->debug_hang)
-    o.compile.extra.push_back("-DBS_DEBUG_HANG");
-  return true;
-}
-
-bs_status_t bs_gemm_kernel_create(const bs_gemm_desc_t *desc,
-                                  bs_gemm_kernel_t *out) {
-  if (!out)
-    return setError("bs_gemm_kernel_create: out is NULL",
-                    BS_ERROR_INVALID_ARGUMENT);
-  *out = nullptr;
-  GemmDesc d;
-  JitOptions o;
-  if (!toDesc(desc, d, o))
-    return BS_ERROR_INVALID_ARGUMENT;
-  auto k = getGemmKernel(d, o);
-  if (!k)
-    return setError(k.takeError());
-  *out = new bs_gemm_kernel_s{*k};
-  return BS_SUCCESS;
-}
-
-void bs_gemm_kernel_destroy(bs_gemm_kernel_t k) { delete k; }
-
-bs_status_t bs_gemm_launch(bs_gemm_kernel_t k, const bs_gemm_args_t *a,
-                           void *stream) {
-  if (!k || !a || a->struct_size != sizeof(bs_gemm_args_t))
-    return setError("bs_gemm_launch: bad kernel or args (struct_size)",
-                    BS_ERROR_INVALID_ARGUMENT);
-  GemmArgs g;
-  g.a = a->a;
-  g.sa = static_cast<const float *>(a->a_scale);
-  g.b = a->b;
-  g.sb = static_cast<const float *>(a->b_scale);
-  g.c = a->c;
-  g.m = a->m;
-  g.lda = a->lda;
-  g.ldb = a->ldb;
-  g.ldc = a->ldc;
-  g.ldsa = a->ldsa;
-  g.ldsb = a->ldsb;
-  g.sbStrideK = a->sb_stride_k;
-  g.sbStrideN = a->sb_stride_n;
-  g.workspace = a->workspace;
-  g.workspaceBytes = a->workspace_bytes;
-  if (llvm::Error e = (*k->kernel)(g, static_cast<CUstream>(stream)))
-    return setError(std::move(e));
-  return BS_SUCCESS;
-}
-
-size_t bs_gemm_workspace_size(bs_gemm_kernel_t k, int64_t m) {
-  return k ? k->kernel->workspaceBytes(m >= 0 ? m : k->kernel->desc.m) : 0;
-}
-
-static bs_status_t copyOut(const std::string &s, char *buf, size_t len) {
-  if (!buf || len == 0)
-    return setError("buffer is NULL or empty", BS_ERROR_INVALID_ARGUMENT);
-  size_t n = std::min(len - 1, s.size());
-  std::memcpy(buf, s.data(), n);
-  buf[n] = '\0';
-  return BS_SUCCESS;
-}
-
-bs_status_t bs_gemm_kernel_info(bs_gemm_kernel_t k, char *buf, size_t len) {
-  if (!k)
-    return setError("bs_gemm_kernel_info: NULL kernel",
-                    BS_ERROR_INVALID_ARGUMENT);
-  const CompiledKernel &c = *k->kernel->compiled;
-  std::string s = llvm::formatv(
-      "{0} splits={1} raster={2} cache_key={3} compile_s={4:f3} "
-      "registers={5} spill_bytes={6} from_disk_cache={7} source={8}",
-      c.spec.serialize(), k->kernel->launch.splits, k->kernel->launch.raster,
-      c.cacheKey, c.compileSeconds, c.registers, c.spillBytes,
-      c.fromDiskCache ? 1 : 0, c.sourcePath.empty() ? "-" : c.sourcePath);
-  return copyOut(s, buf, len);
-}
-
 void bs_quant_desc_init(bs_quant_desc_t *d) {
+  if (!d)
+    return;
   std::memset(d, 0, sizeof(*d));
   d->struct_size = sizeof(*d);
   d->in_dtype = BS_DTYPE_BF16;
@@ -173,114 +287,113 @@ void bs_quant_desc_init(bs_quant_desc_t *d) {
 }
 
 void bs_quant_args_init(bs_quant_args_t *a) {
+  if (!a)
+    return;
   std::memset(a, 0, sizeof(*a));
   a->struct_size = sizeof(*a);
   a->rows = -1;
 }
 
-static bool toQuant(const bs_quant_desc_t *in, QuantDesc &q) {
-  if (!in || in->struct_size != sizeof(bs_quant_desc_t)) {
-    setError("bs_quant_desc_t: struct_size mismatch (call "
-             "bs_quant_desc_init)",
-             BS_ERROR_INVALID_ARGUMENT);
-    return false;
-  }
-  if (in->in_dtype < 0 || in->in_dtype > 2 || in->out_type < 0 ||
-      in->out_type > 1) {
-    setError("bs_quant_desc_t: enum value out of range",
-             BS_ERROR_INVALID_ARGUMENT);
-    return false;
-  }
-  q.in = DType(in->in_dtype);
-  q.out = Fp8Type(in->out_type);
-  q.blockRows = in->block_rows;
-  q.blockCols = in->block_cols;
-  q.transpose = in->transpose != 0;
-  q.colMajor = in->col_major != 0;
-  q.rows = in->rows;
-  q.cols = in->cols;
-  return true;
+bs_status_t bs_gemm_kernel_create(const bs_gemm_desc_t *desc,
+                                  bs_gemm_kernel_t *out) {
+  return createKernel<GemmFamily>(desc, out, "bs_gemm_kernel_create");
 }
 
 bs_status_t bs_quant_kernel_create(const bs_quant_desc_t *desc,
                                    bs_quant_kernel_t *out) {
-  if (!out)
-    return setError("bs_quant_kernel_create: out is NULL",
-                    BS_ERROR_INVALID_ARGUMENT);
-  *out = nullptr;
-  QuantDesc q;
-  if (!toQuant(desc, q))
-    return BS_ERROR_INVALID_ARGUMENT;
-  auto k = getQuantKernel(q);
-  if (!k)
-    return setError(k.takeError());
-  *out = new bs_quant_kernel_s{*k};
-  return BS_SUCCESS;
+  return createKernel<QuantFamily>(desc, out, "bs_quant_kernel_create");
 }
 
+void bs_gemm_kernel_destroy(bs_gemm_kernel_t k) { delete k; }
 void bs_quant_kernel_destroy(bs_quant_kernel_t k) { delete k; }
+
+bs_status_t bs_gemm_launch(bs_gemm_kernel_t k, const bs_gemm_args_t *a,
+                           void *stream) {
+  return launchKernel<GemmFamily>(k, a, stream, "bs_gemm_launch");
+}
 
 bs_status_t bs_quant_launch(bs_quant_kernel_t k, const bs_quant_args_t *a,
                             void *stream) {
-  if (!k || !a || a->struct_size != sizeof(bs_quant_args_t))
-    return setError("bs_quant_launch: bad kernel or args (struct_size)",
-                    BS_ERROR_INVALID_ARGUMENT);
-  QuantArgs q;
-  q.x = a->x;
-  q.q = a->q;
-  q.s = a->scale;
-  q.rows = a->rows;
-  q.ldx = a->ldx;
-  q.ldq = a->ldq;
-  q.ldScale = a->ld_scale;
-  if (llvm::Error e = (*k->kernel)(q, static_cast<CUstream>(stream)))
-    return setError(std::move(e));
+  return launchKernel<QuantFamily>(k, a, stream, "bs_quant_launch");
+}
+
+bs_status_t bs_gemm_workspace_size(bs_gemm_kernel_t k, int64_t m,
+                                   size_t *bytes) {
+  if (!k || !bytes)
+    return fail("bs_gemm_workspace_size: the kernel or bytes is NULL");
+  auto n = workspaceBytes(*k->kernel, m);
+  if (!n)
+    return fail(n.takeError());
+  *bytes = *n;
   return BS_SUCCESS;
+}
+
+bs_status_t bs_gemm_kernel_info(bs_gemm_kernel_t k, char *buf, size_t len) {
+  if (!k)
+    return fail("bs_gemm_kernel_info: the kernel is NULL");
+  std::string launch = llvm::formatv(" splits={0} raster={1}",
+                                     k->kernel->launch.splits,
+                                     k->kernel->launch.raster);
+  return copyOut(kernelInfo(*k->kernel->compiled, launch), buf, len, nullptr,
+                 "bs_gemm_kernel_info");
+}
+
+bs_status_t bs_quant_kernel_info(bs_quant_kernel_t k, char *buf, size_t len) {
+  if (!k)
+    return fail("bs_quant_kernel_info: the kernel is NULL");
+  return copyOut(kernelInfo(*k->kernel->compiled, ""), buf, len, nullptr,
+                 "bs_quant_kernel_info");
+}
+
+static bs_status_t geometryOut(llvm::Expected<ScaleGeometry> g,
+                               int64_t out[5], const char *fn) {
+  if (!out)
+    return fail(llvm::Twine(fn) + ": out is NULL");
+  if (!g)
+    return fail(withContext(g.takeError(), llvm::Twine(fn) + ": "));
+  out[0] = g->rows;
+  out[1] = g->cols;
+  out[2] = g->strideRow;
+  out[3] = g->strideCol;
+  out[4] = g->allocElements;
+  return BS_SUCCESS;
+}
+
+bs_status_t bs_scale_geometry(int32_t block_rows, int32_t block_cols,
+                              int64_t rows, int64_t cols, int64_t ld,
+                              int64_t out[5]) {
+  return geometryOut(scaleGeometry(block_rows, block_cols, rows, cols, ld),
+                     out, "bs_scale_geometry");
 }
 
 bs_status_t bs_quant_scale_geometry(const bs_quant_desc_t *desc, int64_t rows,
                                     int64_t ldScale, int64_t out[5]) {
-  QuantDesc q;
-  if (!toQuant(desc, q))
-    return BS_ERROR_INVALID_ARGUMENT;
-  if (llvm::Error e = q.validate())
-    return setError(std::move(e));
-  if (rows < 0)
-    rows = q.rows;
-  if (rows < 0)
-    return setError("bs_quant_scale_geometry: rows unknown",
-                    BS_ERROR_INVALID_ARGUMENT);
-  ScaleGeometry g = quantScaleGeometry(q, rows, ldScale);
-  out[0] = g.rows;
-  out[1] = g.cols;
-  out[2] = g.strideRow;
-  out[3] = g.strideCol;
-  out[4] = g.allocElements;
-  return BS_SUCCESS;
+  auto d = readDesc<QuantFamily>(desc, "bs_quant_scale_geometry");
+  if (!d)
+    return fail(d.takeError());
+  return geometryOut(quantScaleGeometry(*d, rows, ldScale), out,
+                     "bs_quant_scale_geometry");
 }
 
 bs_status_t bs_gemm_source(const bs_gemm_desc_t *desc, char *buf, size_t len,
                            size_t *needed) {
-  GemmDesc d;
-  JitOptions o;
-  if (!toDesc(desc, d, o))
-    return BS_ERROR_INVALID_ARGUMENT;
-  auto plan = planGemm(d);
-  if (!plan)
-    return setError(plan.takeError());
-  if (needed)
-    *needed = plan->source.size() + 1;
-  if (!buf)
-    return BS_SUCCESS;
-  return copyOut(plan->source, buf, len);
+  return kernelSource<GemmFamily>(desc, buf, len, needed, "bs_gemm_source");
 }
 
-void bs_cache_stats(int64_t out[4]) {
+bs_status_t bs_quant_source(const bs_quant_desc_t *desc, char *buf,
+                            size_t len, size_t *needed) {
+  return kernelSource<QuantFamily>(desc, buf, len, needed, "bs_quant_source");
+}
+
+bs_status_t bs_cache_stats(int64_t out[4]) {
+  if (!out)
+    return fail("bs_cache_stats: out is NULL");
   RegistryStats &s = KernelRegistry::global().stats();
   out[0] = s.memoryHits;
   out[1] = s.diskHits;
   out[2] = s.compiles;
   out[3] = s.corruptEntries;
+  return BS_SUCCESS;
 }
 
 void bs_clear_memory_cache(void) { clearJitMemoryCache(); }

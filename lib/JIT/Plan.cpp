@@ -2,7 +2,9 @@
 
 #include "blockscale/Dialect/BlockScale/IR/BlockScale.h"
 #include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
-#include "blockscale/JIT/Distributed.h"
+#include "blockscale/JIT/Jit.h"
+#include "blockscale/JIT/Plan.h"
+#include "blockscale/Runtime/Error.h"
 #include "Context.h"
 #include "Diagnostics.h"
 #include "blockscale/Target/Cuda/CudaEmitter.h"
@@ -26,9 +28,7 @@ using blockscale::detail::Diagnostics;
 using blockscale::detail::JitContext;
 namespace mbs = mlir::blockscale;
 
-static llvm::Error err(const std::string &m) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), m.c_str());
-}
+static llvm::Error err(const llvm::Twine &m) { return invalidArgument(m); }
 
 namespace {
 /// One planner call: the shared context locked for its duration, a collector
@@ -174,8 +174,9 @@ static std::optional<Want> consumerWant(mlir::Value v, int depth = 0) {
   return std::nullopt;
 }
 
-llvm::Expected<DevicePlan> dist::buildDevicePlan(llvm::StringRef partitioned,
-                                                 llvm::StringRef funcName) {
+/// The plan's tensors and steps, with the kernel steps' descriptions.
+static llvm::Expected<DevicePlan> planSteps(llvm::StringRef partitioned,
+                                            llvm::StringRef funcName) {
   PlanSession ps;
   if (auto e = ps.parse(partitioned))
     return std::move(e);
@@ -351,6 +352,30 @@ llvm::Expected<DevicePlan> dist::buildDevicePlan(llvm::StringRef partitioned,
         return err("operation " + op.getName().getStringRef().str() +
                    " produces a tensor of dynamic size");
     plan.steps.push_back(std::move(st));
+  }
+  return plan;
+}
+
+llvm::Expected<DevicePlan> dist::buildDevicePlan(llvm::StringRef partitioned,
+                                                 llvm::StringRef funcName) {
+  auto plan = planSteps(partitioned, funcName);
+  if (!plan)
+    return plan.takeError();
+  // Each kernel's source and launch choices, so that the executor needs no
+  // MLIR (planned after planSteps has released the MLIR context).
+  for (Step &st : plan->steps) {
+    if (st.kind == Step::Kind::Gemm) {
+      auto k = planGemm(st.gemm);
+      if (!k)
+        return k.takeError();
+      st.kernelSource = std::move(k->source);
+      st.launch = k->launch;
+    } else if (st.kind == Step::Kind::Quantize) {
+      auto k = planQuantize(st.quant);
+      if (!k)
+        return k.takeError();
+      st.kernelSource = std::move(k->source);
+    }
   }
   return plan;
 }

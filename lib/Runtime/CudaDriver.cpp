@@ -2,6 +2,7 @@
 
 #include "blockscale/Runtime/CudaDriver.h"
 #include "blockscale/Runtime/DynamicLibrary.h"
+#include "blockscale/Runtime/Error.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -25,18 +26,17 @@ std::string CudaDriver::errorString(CUresult r, const char *what) const {
 llvm::Error CudaDriver::check(CUresult r, const char *what) const {
   if (r == CUDA_SUCCESS)
     return llvm::Error::success();
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 errorString(r, what));
+  return makeError(ErrorCode::Cuda, errorString(r, what));
 }
 
 static llvm::Expected<CudaDriver> loadDriver() {
   DynamicLibrary lib;
   if (!lib.open({"libcuda.so.1", "libcuda.so"}))
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "no CUDA driver: dlopen(libcuda.so.1) failed (%s); generating and "
-        "compiling kernels works without a GPU, running them does not",
-        lib.lastError().c_str());
+    return makeError(ErrorCode::NoDevice,
+                     "no CUDA driver: dlopen(libcuda.so.1) failed (" +
+                         lib.lastError() +
+                         "); generating and compiling kernels works without "
+                         "a GPU, running them does not");
   CudaDriver d;
   // Versioned entry points fall back to the unversioned name.
   auto load = [&](void **slot, llvm::StringRef name) {
@@ -47,17 +47,14 @@ static llvm::Expected<CudaDriver> loadDriver() {
 #include "blockscale/Runtime/CudaDriverFunctions.def"
   const std::string &missing = lib.missing();
   if (!missing.empty())
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "the CUDA driver is too old: missing %s (need CUDA 12.x or newer)",
-        missing.c_str());
+    return makeError(ErrorCode::NoDevice,
+                     "the CUDA driver is too old: missing " + missing +
+                         " (need CUDA 12.x or newer)");
   if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   d.errorString(r, "cuInit").c_str());
+    return makeError(ErrorCode::NoDevice, d.errorString(r, "cuInit"));
   int count = 0;
   if (d.cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no CUDA device is visible");
+    return makeError(ErrorCode::NoDevice, "no CUDA device is visible");
   return d;
 }
 
@@ -73,7 +70,7 @@ llvm::Expected<const CudaDriver &> blockscale::getCudaDriver() {
       error = llvm::toString(d.takeError());
   });
   if (!error.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+    return makeError(ErrorCode::NoDevice, error);
   return driver;
 }
 
@@ -131,4 +128,43 @@ llvm::Expected<int> blockscale::currentDeviceSMs() {
   lastCtx = *ctx;
   lastSMs = n;
   return n;
+}
+
+llvm::Error blockscale::checkCurrentDeviceRunsSm90a() {
+  auto ctx = ensureContext();
+  if (!ctx)
+    return ctx.takeError();
+  thread_local CUcontext checked = nullptr;
+  if (*ctx == checked)
+    return llvm::Error::success();
+  const CudaDriver &d = *getCudaDriver();
+  CUdevice dev;
+  if (auto e = d.check(d.cuCtxGetDevice(&dev), "cuCtxGetDevice"))
+    return e;
+  int major = 0, minor = 0;
+  if (auto e = d.check(d.cuDeviceGetAttribute(
+                           &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                           dev),
+                       "cuDeviceGetAttribute"))
+    return e;
+  if (auto e = d.check(d.cuDeviceGetAttribute(
+                           &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                           dev),
+                       "cuDeviceGetAttribute"))
+    return e;
+  // sm_90a code (wgmma, setmaxnreg) runs on compute capability 9.0 only:
+  // not on earlier GPUs and not on Blackwell (PTX ISA, "Architecture-
+  // specific features").
+  if (major != 9 || minor != 0) {
+    char name[256] = "unknown GPU";
+    d.cuDeviceGetName(name, sizeof(name), dev);
+    return makeError(
+        ErrorCode::NoDevice,
+        llvm::formatv("device {0} ({1}) has compute capability {2}.{3}, but "
+                      "blockscale's kernels are sm_90a code and need a "
+                      "Hopper GPU (compute capability 9.0: H100, H200, H20)",
+                      int(dev), name, major, minor));
+  }
+  checked = *ctx;
+  return llvm::Error::success();
 }

@@ -1,11 +1,8 @@
 //===- KernelSpec.cpp - kernel descriptions and their text form -*- C++ -*-===//
 
 #include "blockscale/Runtime/KernelSpec.h"
-#include "blockscale/Runtime/Gemm.h"
+#include "blockscale/Runtime/Error.h"
 #include "blockscale/Target/Cuda/Kernels/params.h"
-
-#include <cstdlib>
-#include <cstring>
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -44,30 +41,54 @@ int GemmKernelSpec::smemBytes() const {
   return bs::gemmSmemBytes(bm, bn, stages, dtypeBytes(out), wgrad(), ksplit);
 }
 
-std::optional<bool> blockscale::envSwitch(const char *name) {
-  const char *e = std::getenv(name);
-  if (!e || !*e)
-    return std::nullopt;
-  return std::strcmp(e, "0") != 0;
-}
-
-bool QuantKernelSpec::staged() const {
-  // BLOCKSCALE_EXP_QUANT_DIRECT=1 (an experiment) casts every tile in a
-  // CTA of its own, loading straight from global memory.
-  static const bool direct =
-      envSwitch("BLOCKSCALE_EXP_QUANT_DIRECT").value_or(false);
-  return !direct;
-}
-
 int QuantKernelSpec::threads() const {
-  return bs::quantThreads(dtypeBytes(in), br, transposed, staged());
+  return bs::quantThreads(dtypeBytes(in), br, transposed);
 }
 
 int QuantKernelSpec::smemBytes() const {
-  return staged() ? bs::quantSmemBytes(dtypeBytes(in)) : 0;
+  return bs::quantSmemBytes(dtypeBytes(in));
+}
+
+int KernelSpec::threads() const {
+  return kind == KernelKind::Gemm ? gemm.threads() : quant.threads();
+}
+
+int KernelSpec::smemBytes() const {
+  return kind == KernelKind::Gemm ? gemm.smemBytes() : quant.smemBytes();
+}
+
+static_assert(DebugHang == bs::kDebugHang && DebugTimeline == bs::kDebugTimeline,
+              "host and kernel debug flags differ");
+
+std::string blockscale::debugString(unsigned debug) {
+  std::string s;
+  if (debug & DebugHang)
+    s += "hang";
+  if (debug & DebugTimeline)
+    s += s.empty() ? "timeline" : ",timeline";
+  return s;
+}
+
+llvm::Expected<unsigned> blockscale::parseDebug(llvm::StringRef list) {
+  unsigned debug = DebugNone;
+  llvm::SmallVector<llvm::StringRef> items;
+  list.split(items, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items) {
+    item = item.trim();
+    if (item == "hang")
+      debug |= DebugHang;
+    else if (item == "timeline")
+      debug |= DebugTimeline;
+    else
+      return invalidArgument("expected debug options from hang, timeline but "
+                             "got '" +
+                             item + "'");
+  }
+  return debug;
 }
 
 std::string KernelSpec::serialize() const {
+  std::string dbg = debug ? " debug=" + debugString(debug) : "";
   if (kind == KernelKind::Gemm)
     return llvm::formatv("kind=gemm name={0} form={1} a={2} b={3} out={4} "
                          "accumulate={5} bm={6} bn={7} stages={8} cluster={9} "
@@ -76,18 +97,18 @@ std::string KernelSpec::serialize() const {
                          toString(gemm.b), toString(gemm.out),
                          gemm.accumulate ? 1 : 0, gemm.bm, gemm.bn,
                          gemm.stages, gemm.cluster, gemm.ksplit)
-        .str();
+               .str() +
+           dbg;
   return llvm::formatv("kind=quantize name={0} in={1} out={2} br={3} bc={4} "
                        "transposed={5}",
                        name, toString(quant.in), toString(quant.out), quant.br,
                        quant.bc, quant.transposed ? 1 : 0)
-      .str();
+             .str() +
+         dbg;
 }
 
 static llvm::Error bad(llvm::StringRef what) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "malformed kernel spec: %s",
-                                 what.str().c_str());
+  return invalidArgument("malformed kernel spec: " + what);
 }
 
 llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
@@ -137,6 +158,12 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
   };
 
   KernelSpec spec;
+  if (kv.count("debug")) {
+    auto debug = parseDebug(kv["debug"]);
+    if (!debug)
+      return debug.takeError();
+    spec.debug = *debug;
+  }
   auto kind = get("kind");
   auto name = get("name");
   if (!kind)
@@ -217,83 +244,3 @@ llvm::Expected<KernelSpec> KernelSpec::fromSource(llvm::StringRef source) {
   return parse(rest.take_until([](char c) { return c == '\n'; }));
 }
 
-//===----------------------------------------------------------------------===//
-// Descriptors
-//===----------------------------------------------------------------------===//
-
-static llvm::Error invalid(const std::string &msg) {
-  return llvm::createStringError(std::errc::invalid_argument, msg.c_str());
-}
-
-std::string GemmDesc::key() const {
-  return llvm::formatv("gemm:{0}:{1}:{2}:{3}:{4}:{5}:{6}:{7}:{8}:{9}:{10}",
-                       toString(form), m, n, k, toString(a), toString(b),
-                       toString(out), accumulate ? 1 : 0,
-                       m < 0 ? mHint : 0, forceTile, numSMs)
-      .str();
-}
-
-llvm::Error GemmDesc::validate() const {
-  if (n <= 0 || k <= 0)
-    return invalid(llvm::formatv("GemmDesc: expected N > 0 and K > 0 but got "
-                                 "N = {0}, K = {1}",
-                                 n, k));
-  if (m == 0 || m < -1)
-    return invalid(llvm::formatv(
-        "GemmDesc: expected M > 0 or M = -1 (dynamic) but got M = {0}", m));
-  if (accumulate && out != DType::F32)
-    return invalid("GemmDesc: accumulate (C += A @ B) needs out = f32 but got "
-                   "out = " +
-                   toString(out).str());
-  if (out == DType::F16)
-    return invalid("GemmDesc: expected out = bf16 or f32 but got f16");
-  if (k % 16 != 0)
-    return invalid(llvm::formatv(
-        "GemmDesc: expected K to be a multiple of 16 (TMA needs 16-byte FP8 "
-        "rows) but got K = {0}; pad K to {1} with zeros",
-        k, (k + 15) / 16 * 16));
-  int outBytes = dtypeBytes(out);
-  if (n * outBytes % 16 != 0)
-    return invalid(llvm::formatv(
-        "GemmDesc: expected N * {0} bytes to be a multiple of 16 (TMA store of "
-        "C) but got N = {1}; pad N to {2}",
-        outBytes, n, (n + 16 / outBytes - 1) / (16 / outBytes) * (16 / outBytes)));
-  return llvm::Error::success();
-}
-
-std::string QuantDesc::key() const {
-  return llvm::formatv("quant:{0}:{1}:{2}x{3}:{4}:{5}:{6}:{7}", toString(in),
-                       toString(out), blockRows, blockCols, transpose ? 1 : 0,
-                       colMajor ? 1 : 0, rows, cols)
-      .str();
-}
-
-llvm::Error QuantDesc::validate() const {
-  bool ok = (blockRows == 1 && blockCols == 128) ||
-            (blockRows == 128 && blockCols == 1) ||
-            (blockRows == 128 && blockCols == 128);
-  if (!ok)
-    return invalid(llvm::formatv("QuantDesc: expected a 1x128, 128x1 or "
-                                 "128x128 recipe but got {0}x{1}",
-                                 blockRows, blockCols));
-  if (cols <= 0 || rows == 0 || rows < -1)
-    return invalid(llvm::formatv(
-        "QuantDesc: expected cols > 0 and rows > 0 (or -1) but got {0}x{1}",
-        rows, cols));
-  int inBytes = dtypeBytes(in);
-  if (cols * inBytes % 16 != 0)
-    return invalid(llvm::formatv(
-        "QuantDesc: expected input rows of a multiple of 16 bytes but got "
-        "cols = {0} ({1}); pad cols to {2}",
-        cols, toString(in), (cols * inBytes + 15) / 16 * 16 / inBytes));
-  if (!writesTransposed() && cols % 16 != 0)
-    return invalid(llvm::formatv("QuantDesc: expected cols to be a multiple "
-                                 "of 16 (FP8 rows for TMA) but got {0}",
-                                 cols));
-  if (writesTransposed() && rows > 0 && rows % 16 != 0)
-    return invalid(llvm::formatv(
-        "QuantDesc: expected rows to be a multiple of 16 for a transposed "
-        "result (its FP8 rows are the input's columns) but got {0}",
-        rows));
-  return llvm::Error::success();
-}

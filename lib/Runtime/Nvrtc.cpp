@@ -3,7 +3,7 @@
 #include "blockscale/Runtime/Nvrtc.h"
 #include "blockscale/Runtime/DynamicLibrary.h"
 #include "blockscale/Runtime/EmbeddedHeaders.h"
-#include "blockscale/Runtime/SassPatch.h"
+#include "blockscale/Runtime/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -63,7 +63,7 @@ static llvm::Expected<const NvrtcApi &> getNvrtc() {
       error = "NVRTC lacks " + lib.missing();
   });
   if (!error.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
+    return makeError(ErrorCode::Compile, error);
   return api;
 }
 
@@ -82,16 +82,6 @@ std::vector<std::string> CompileOptions::flags() const {
       "-DNDEBUG"};
   if (!ptx)
     f.push_back("--ptxas-options=-v");
-  f.insert(f.end(), extra.begin(), extra.end());
-  // Kernel experiments from a host program that cannot pass options (the
-  // Python package, the benches): BLOCKSCALE_EXP_DEFINES="A B=1" adds -DA
-  // -DB=1. Being flags, they are part of the cache key.
-  if (const char *e = std::getenv("BLOCKSCALE_EXP_DEFINES")) {
-    llvm::SmallVector<llvm::StringRef> names;
-    llvm::StringRef(e).split(names, ' ', -1, false);
-    for (llvm::StringRef n : names)
-      f.push_back(("-D" + n).str());
-  }
   return f;
 }
 
@@ -150,9 +140,8 @@ blockscale::compileCuda(llvm::StringRef source, llvm::StringRef programName,
       api.nvrtcCreateProgram(&prog, src.c_str(), name.c_str(), names.size(),
                              contents.data(), names.data());
   if (r != NVRTC_SUCCESS)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "nvrtcCreateProgram failed: %s",
-                                   api.nvrtcGetErrorString(r));
+    return makeError(ErrorCode::Compile, llvm::Twine("nvrtcCreateProgram failed: ") +
+                                             api.nvrtcGetErrorString(r));
   std::vector<std::string> flags = options.flags();
   std::vector<const char *> argv;
   for (const std::string &f : flags)
@@ -172,7 +161,7 @@ blockscale::compileCuda(llvm::StringRef source, llvm::StringRef programName,
                                     name, api.nvrtcGetErrorString(r), out.log)
                           .str();
     api.nvrtcDestroyProgram(&prog);
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+    return makeError(ErrorCode::Compile, msg);
   }
   size_t size = 0;
   if (options.ptx) {
@@ -187,25 +176,6 @@ blockscale::compileCuda(llvm::StringRef source, llvm::StringRef programName,
     api.nvrtcGetCUBIN(prog, out.binary.data());
   }
   api.nvrtcDestroyProgram(&prog);
-  // -DBS_SASS_FFMA_YIELD[=sixteenths] (a flag, so part of the cache key):
-  // the promotion's scheduling hints, see SassPatch.h.
-  if (!options.ptx)
-    for (const std::string &f : flags) {
-      llvm::StringRef fl(f);
-      if (!fl.consume_front("-DBS_SASS_FFMA_YIELD") ||
-          !(fl.empty() || fl.starts_with("=")))
-        continue;
-      int sixteenths = 9;
-      if (fl.consume_front("=") && (fl.getAsInteger(10, sixteenths) ||
-                                    sixteenths < 0 || sixteenths > 16))
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            "expected -DBS_SASS_FFMA_YIELD=<0..16> but got %s", f.c_str());
-      auto st = interleaveFfmaYield(out.binary, sixteenths);
-      if (!st)
-        return st.takeError();
-      out.ffmaYield = *st; // blockscale-gen prints it
-    }
   parsePtxasLog(out);
   out.seconds = std::chrono::duration<double>(
                     std::chrono::steady_clock::now() - start)

@@ -1,27 +1,22 @@
 //===- SourceGen.cpp - CUDA text for a kernel spec --------------*- C++ -*-===//
 
-#include "blockscale/Runtime/SourceGen.h"
+#include "blockscale/Runtime/KernelFamily.h"
 
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace blockscale;
 
 std::string blockscale::kernelName(const KernelSpec &s) {
-  if (s.kind == KernelKind::Gemm) {
-    const GemmKernelSpec &g = s.gemm;
-    return llvm::formatv("bs_gemm_{0}_{1}_{2}_{3}{4}_bm{5}_bn{6}_s{7}{8}",
-                         g.wgrad() ? "b128x1" : "b128x128", toString(g.a),
-                         toString(g.b), toString(g.out),
-                         g.accumulate ? "_acc" : "", g.bm, g.bn, g.stages,
-                         g.cluster > 1 ? "_c" + std::to_string(g.cluster) : "")
-               .str() +
-           (g.ksplit > 1 ? "_ks" + std::to_string(g.ksplit) : "");
-  }
-  const QuantKernelSpec &q = s.quant;
-  return llvm::formatv("bs_quantize_{0}_{1}_{2}x{3}{4}", toString(q.in),
-                       toString(q.out), q.br, q.bc, q.transposed ? "_t" : "")
-      .str();
+  std::string name = s.kind == KernelKind::Gemm
+                         ? GemmFamily::kernelName(s.gemm)
+                         : QuantFamily::kernelName(s.quant);
+  // A debug build is another binary: another name, so that nothing mistakes
+  // one for the other.
+  if (s.debug & DebugHang)
+    name += "_dbghang";
+  if (s.debug & DebugTimeline)
+    name += "_dbgtimeline";
+  return name;
 }
 
 std::string blockscale::generateCudaSource(const KernelSpec &spec,
@@ -32,51 +27,13 @@ std::string blockscale::generateCudaSource(const KernelSpec &spec,
   if (!comment.empty())
     os << "// " << comment << "\n";
   os << "// blockscale-spec: " << spec.serialize() << "\n";
-  if (spec.kind == KernelKind::Gemm) {
-    const GemmKernelSpec &g = spec.gemm;
-    os << "#define BS_WGMMA_AB \"" << toString(g.a) << "." << toString(g.b)
-       << "\"\n";
-    os << "#include \"blockscale/gemm_sm90.cuh\"\n\n";
-    os << llvm::formatv(
-        "using BsKernel = bs::GemmSm90</*BM=*/{0}, /*BN=*/{1}, /*STAGES=*/{2}, "
-        "/*WGRAD=*/{3}, /*OUT_F32=*/{4}, /*ACCUMULATE=*/{5}, /*CLUSTER=*/{6}, "
-        "/*KSPLIT=*/{7}>;\n\n",
-        g.bm, g.bn, g.stages, g.wgrad() ? "true" : "false",
-        g.out == DType::F32 ? "true" : "false",
-        g.accumulate ? "true" : "false", g.cluster, g.ksplit);
-    os << "extern \"C\" __global__ void __launch_bounds__(BsKernel::kThreads, "
-          "1)\n"
-       << spec.name << "(const __grid_constant__ bs::GemmParams p,\n"
-       << "    const __grid_constant__ bs::TmaDesc tA,\n"
-       << "    const __grid_constant__ bs::TmaDesc tB,\n"
-       << "    const __grid_constant__ bs::TmaDesc tSA,\n"
-       << "    const __grid_constant__ bs::TmaDesc tSB,\n"
-       << "    const __grid_constant__ bs::TmaDesc tC) {\n"
-       << "  BsKernel::run(p, tA, tB, tSA, tSB, tC);\n}\n";
-    return text;
-  }
-  const QuantKernelSpec &q = spec.quant;
-  const char *in = q.in == DType::BF16 ? "bs::InBf16"
-                   : q.in == DType::F16 ? "bs::InF16"
-                                        : "bs::InF32";
-  os << "#include \"blockscale/quantize.cuh\"\n\n";
-  os << llvm::formatv("using BsKernel = bs::QuantizeTile<{0}, /*FMT=*/{1}, "
-                      "/*BR=*/{2}, /*BC=*/{3}, /*TRANS=*/{4}, "
-                      "/*STAGED=*/{5}>;\n\n",
-                      in, q.out == Fp8Type::E4M3 ? 0 : 1, q.br, q.bc,
-                      q.transposed ? "true" : "false",
-                      q.staged() ? "true" : "false");
-  os << "extern \"C\" __global__ void "
-        "__launch_bounds__(BsKernel::kThreads, BsKernel::kMinCtas)\n"
-     << spec.name << "(const __grid_constant__ bs::QuantParams p";
-  if (q.staged() && q.transposed)
-    os << ",\n    const __grid_constant__ bs::TmaDesc tX,\n"
-       << "    const __grid_constant__ bs::TmaDesc tQ) {\n"
-       << "  BsKernel::run(p, tX, tQ);\n}\n";
-  else if (q.staged())
-    os << ",\n    const __grid_constant__ bs::TmaDesc tX) {\n"
-       << "  BsKernel::run(p, tX);\n}\n";
+  if (spec.debug & DebugHang)
+    os << "#define BS_DEBUG_HANG 1\n";
+  if (spec.debug & DebugTimeline)
+    os << "#define BS_DEBUG_TIMELINE 1\n";
+  if (spec.kind == KernelKind::Gemm)
+    GemmFamily::writeInstantiation(spec.gemm, spec.name, os);
   else
-    os << ") {\n  BsKernel::run(p);\n}\n";
+    QuantFamily::writeInstantiation(spec.quant, spec.name, os);
   return text;
 }

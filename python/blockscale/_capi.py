@@ -13,6 +13,7 @@ STATUS_NAMES = {1: "invalid argument", 2: "compile error", 3: "no device",
 FORMS = {"fwd": 0, "dgrad": 1, "wgrad": 2}
 FP8 = {"e4m3": 0, "e5m2": 1}
 DTYPES = {"bf16": 0, "f16": 1, "f32": 2}
+DEBUG = {"hang": 1, "timeline": 2}
 
 
 class BlockscaleError(RuntimeError):
@@ -29,7 +30,7 @@ class GemmDesc(ctypes.Structure):
                 ("a_type", ctypes.c_int32), ("b_type", ctypes.c_int32),
                 ("out_dtype", ctypes.c_int32), ("accumulate", ctypes.c_int32),
                 ("m_hint", ctypes.c_int64), ("force_tile", ctypes.c_char_p),
-                ("num_sms", ctypes.c_int32), ("debug_hang", ctypes.c_int32)]
+                ("num_sms", ctypes.c_int32), ("debug", ctypes.c_int32)]
 
 
 class GemmArgs(ctypes.Structure):
@@ -48,7 +49,7 @@ class QuantDesc(ctypes.Structure):
                 ("out_type", ctypes.c_int32), ("block_rows", ctypes.c_int32),
                 ("block_cols", ctypes.c_int32), ("transpose", ctypes.c_int32),
                 ("col_major", ctypes.c_int32), ("rows", ctypes.c_int64),
-                ("cols", ctypes.c_int64)]
+                ("cols", ctypes.c_int64), ("debug", ctypes.c_int32)]
 
 
 class QuantArgs(ctypes.Structure):
@@ -85,18 +86,26 @@ def _signatures():
         "bs_gemm_kernel_create": ([P(GemmDesc), P(ctypes.c_void_p)], ctypes.c_int),
         "bs_gemm_kernel_destroy": ([ctypes.c_void_p], None),
         "bs_gemm_launch": ([ctypes.c_void_p, P(GemmArgs), ctypes.c_void_p], ctypes.c_int),
-        "bs_gemm_workspace_size": ([ctypes.c_void_p, ctypes.c_int64], ctypes.c_size_t),
+        "bs_gemm_workspace_size": ([ctypes.c_void_p, ctypes.c_int64,
+                                    P(ctypes.c_size_t)], ctypes.c_int),
         "bs_gemm_kernel_info": ([ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t], ctypes.c_int),
         "bs_quant_desc_init": ([P(QuantDesc)], None),
         "bs_quant_args_init": ([P(QuantArgs)], None),
         "bs_quant_kernel_create": ([P(QuantDesc), P(ctypes.c_void_p)], ctypes.c_int),
         "bs_quant_kernel_destroy": ([ctypes.c_void_p], None),
         "bs_quant_launch": ([ctypes.c_void_p, P(QuantArgs), ctypes.c_void_p], ctypes.c_int),
+        "bs_quant_kernel_info": ([ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t],
+                                 ctypes.c_int),
         "bs_quant_scale_geometry": ([P(QuantDesc), ctypes.c_int64, ctypes.c_int64,
                                      P(ctypes.c_int64)], ctypes.c_int),
+        "bs_scale_geometry": ([ctypes.c_int32, ctypes.c_int32, ctypes.c_int64,
+                               ctypes.c_int64, ctypes.c_int64, P(ctypes.c_int64)],
+                              ctypes.c_int),
         "bs_gemm_source": ([P(GemmDesc), ctypes.c_char_p, ctypes.c_size_t,
                             P(ctypes.c_size_t)], ctypes.c_int),
-        "bs_cache_stats": ([P(ctypes.c_int64)], None),
+        "bs_quant_source": ([P(QuantDesc), ctypes.c_char_p, ctypes.c_size_t,
+                             P(ctypes.c_size_t)], ctypes.c_int),
+        "bs_cache_stats": ([P(ctypes.c_int64)], ctypes.c_int),
         "bs_clear_memory_cache": ([], None),
         "bs_set_programmatic_launch": ([ctypes.c_int], None),
         "bs_programmatic_launch": ([], ctypes.c_int),
@@ -141,16 +150,28 @@ def check(status, L=None):
         raise BlockscaleError(status, (L or lib()).bs_last_error().decode())
 
 
+def _debug_flags(debug):
+    """"hang,timeline" (or an iterable of names) -> BS_DEBUG_* flags."""
+    if isinstance(debug, str):
+        debug = [d for d in debug.split(",") if d.strip()]
+    flags = 0
+    for d in debug or ():
+        if d.strip() not in DEBUG:
+            raise ValueError(f"expected debug options from {', '.join(DEBUG)} but got {d!r}")
+        flags |= DEBUG[d.strip()]
+    return flags
+
+
 def gemm_desc(form="fwd", m=-1, n=0, k=0, a_type="e4m3", b_type="e4m3",
               out_dtype="bf16", accumulate=False, m_hint=4096, force_tile=None,
-              num_sms=0, debug_hang=False):
+              num_sms=0, debug=""):
     d = GemmDesc()
     lib().bs_gemm_desc_init(ctypes.byref(d))
     d.form, d.m, d.n, d.k = FORMS[form], m, n, k
     d.a_type, d.b_type, d.out_dtype = FP8[a_type], FP8[b_type], DTYPES[out_dtype]
     d.accumulate, d.m_hint, d.num_sms = int(accumulate), m_hint, num_sms
     d.force_tile = force_tile.encode() if force_tile else None
-    d.debug_hang = int(debug_hang)
+    d.debug = _debug_flags(debug)
     return d
 
 
@@ -173,7 +194,9 @@ class GemmKernel:
               self._L)
 
     def workspace_size(self, m):
-        return self._L.bs_gemm_workspace_size(self.handle, m)
+        n = ctypes.c_size_t()
+        check(self._L.bs_gemm_workspace_size(self.handle, m, ctypes.byref(n)), self._L)
+        return n.value
 
     def info(self):
         buf = ctypes.create_string_buffer(4096)
@@ -182,13 +205,14 @@ class GemmKernel:
 
 
 def quant_desc(in_dtype="bf16", out_type="e4m3", block=(1, 128), transpose=False,
-               col_major=False, rows=-1, cols=0):
+               col_major=False, rows=-1, cols=0, debug=""):
     d = QuantDesc()
     lib().bs_quant_desc_init(ctypes.byref(d))
     d.in_dtype, d.out_type = DTYPES[in_dtype], FP8[out_type]
     d.block_rows, d.block_cols = block
     d.transpose, d.col_major = int(transpose), int(col_major)
     d.rows, d.cols = rows, cols
+    d.debug = _debug_flags(debug)
     return d
 
 
@@ -212,8 +236,19 @@ class QuantKernel:
 
 
 def scale_geometry(desc, rows, ld_scale=0):
+    """The scales a cast of `rows` rows writes: (rows, cols, stride_row,
+    stride_col, alloc_elements) of the logical scale tensor."""
     out = (ctypes.c_int64 * 5)()
     check(lib().bs_quant_scale_geometry(ctypes.byref(desc), rows, ld_scale, out))
+    return tuple(out)
+
+
+def recipe_scale_geometry(block, rows, cols, ld=0):
+    """The layout rule of decode scales (ScaleLayout.h) for a logical (rows,
+    cols) tensor quantized in `block` = (block_rows, block_cols) blocks:
+    (scale rows, scale cols, stride_row, stride_col, alloc_elements)."""
+    out = (ctypes.c_int64 * 5)()
+    check(lib().bs_scale_geometry(block[0], block[1], rows, cols, ld, out))
     return tuple(out)
 
 
@@ -227,7 +262,7 @@ def gemm_source(desc):
 
 def cache_stats():
     out = (ctypes.c_int64 * 4)()
-    lib().bs_cache_stats(out)
+    check(lib().bs_cache_stats(out))
     return dict(memory_hits=out[0], disk_hits=out[1], compiles=out[2], corrupt=out[3])
 
 

@@ -8,6 +8,7 @@ the wrong order is an error that names the layout needed (no hidden
 when nothing needs the dispatcher (plain tensors in eager mode, see
 ``_direct``), and the custom op otherwise.
 """
+import functools
 import os
 from typing import Tuple
 
@@ -31,18 +32,18 @@ def _round_up(a, b):
     return _cdiv(a, b) * b
 
 
+@functools.lru_cache(maxsize=4096)
 def scale_geometry(recipe, shape, ld=0):
     """Logical shape, strides and allocation (elements) of the scales of a
     tensor with logical ``shape`` quantized with ``recipe``, in the layout the
-    kernels read (``--blockscale-pad-scales``): 128x1 scales N-contiguous, the
-    others with the first dimension contiguous; leading stride rounded up to 4.
+    kernels read: the library's one rule (ScaleLayout.h, also what
+    ``--blockscale-pad-scales`` writes into the IR), asked through the C API.
     """
-    br, bc = RECIPES[recipe]
-    s0, s1 = _cdiv(shape[0], br), _cdiv(shape[1], bc)
-    row_major = recipe == "128x1"
-    ld = ld or _round_up(s1 if row_major else s0, 4)
-    strides = (ld, 1) if row_major else (1, ld)
-    return (s0, s1), strides, ld * (s0 if row_major else s1)
+    if recipe not in RECIPES:
+        raise ValueError(f"expected recipe '1x128', '128x1' or '128x128' but got {recipe!r}")
+    r0, r1, sr, sc, alloc = _capi.recipe_scale_geometry(RECIPES[recipe], int(shape[0]),
+                                                        int(shape[1]), ld)
+    return (r0, r1), (sr, sc), alloc
 
 
 _ELEM_BYTES = {torch.bfloat16: 2, torch.float16: 2, torch.float32: 4}
@@ -62,7 +63,7 @@ _PLAIN = (torch.Tensor, torch.nn.Parameter)  # no __torch_function__ / dispatch 
 def _direct(*tensors):
     """Whether an eager call may run the implementation without going through
     the PyTorch dispatcher, whose custom-op path cost ~47 of the ~79 us of a
-    scaled_mm call (2026-12-03 run 99, bench/tools/host_path_probe.py): plain
+    scaled_mm call (bench/tools/host_path_probe.py measures it): plain
     tensors, no torch.compile tracing, no torch-function or dispatch mode, and
     nothing for autograd to record. Everything else (torch.compile, DTensor,
     fake tensors, modes such as profilers' and FlopCounterMode, inputs that
@@ -139,9 +140,10 @@ def _check_mm(a, a_scale, b, b_scale, recipe_a, recipe_b, out_dtype):
             _err(f"expected {name} to be a 2-D float32 tensor but got {t.dim()}-D {t.dtype}")
     if tuple(a_scale.shape) != (M, Kb):
         _err(f"expected a_scale of shape (M, ceil(K/128)) = {(M, Kb)} but got {tuple(a_scale.shape)}")
+    # (0: a single K block, any stride; the library takes its default.)
     ldsa = _major_stride(a_scale, 1, "a_scale", "M-contiguous, e.g. "
-                         "torch.empty(ceil(K/128), round_up(M, 4)).t()[:M]") or _round_up(M, 4)
-    if ldsa < M or ldsa % 4:
+                         "torch.empty(ceil(K/128), round_up(M, 4)).t()[:M]")
+    if ldsa and (ldsa < M or ldsa % 4):
         _err(f"expected a_scale's K-block stride to be >= M={M} and a multiple of 4 "
              f"(16 bytes, TMA) but got {ldsa}")
     if recipe_b == "128x128":
@@ -154,8 +156,8 @@ def _check_mm(a, a_scale, b, b_scale, recipe_a, recipe_b, out_dtype):
         want = (Kb, N)
         if tuple(b_scale.shape) != want:
             _err(f"expected b_scale of shape (ceil(K/128), N) = {want} but got {tuple(b_scale.shape)}")
-        ldsb = _major_stride(b_scale, 0, "b_scale", "N-contiguous (ceil(K/128), N)") or _round_up(N, 4)
-        if ldsb < N or ldsb % 4:
+        ldsb = _major_stride(b_scale, 0, "b_scale", "N-contiguous (ceil(K/128), N)")
+        if ldsb and (ldsb < N or ldsb % 4):
             _err(f"expected b_scale's K-block stride to be >= N={N} and a multiple of 4 but got {ldsb}")
     devs = {t.device for t in (a, a_scale, b, b_scale)}
     if len(devs) != 1 or next(iter(devs)).type != "cuda":

@@ -123,7 +123,7 @@ TEST(CAPI, CreateCompilesWithoutGpuAndLaunchSaysNoDevice) {
   EXPECT_NE(std::string(info).find("cache_key="), std::string::npos) << info;
   bs_gemm_args_t a;
   bs_gemm_args_init(&a);
-  int dummy[64];
+  alignas(16) int dummy[64];
   a.a = a.b = a.a_scale = a.b_scale = dummy;
   a.c = dummy;
   a.m = 128;

@@ -30,7 +30,15 @@ TEST(GemmDesc, BadShapesNameTheFix) {
   d.n = 128;
   d.m = 0;
   e = error(d.validate());
-  EXPECT_NE(e.find("M > 0 or M = -1"), std::string::npos) << e;
+  EXPECT_NE(e.find("0 < M < 2^31 or M = -1"), std::string::npos) << e;
+  d.m = int64_t(1) << 40; // sizes the kernel cannot count are refused
+  e = error(d.validate());
+  EXPECT_NE(e.find("0 < M < 2^31"), std::string::npos) << e;
+  d.m = -1;
+  d.mHint = 0;
+  e = error(d.validate());
+  EXPECT_NE(e.find("mHint"), std::string::npos) << e;
+  d.mHint = 4096;
   d.m = 128;
   d.accumulate = true;
   e = error(d.validate());
@@ -74,17 +82,55 @@ TEST(QuantDesc, ScaleGeometryFollowsPadScales) {
   q.rows = 300;
   q.blockRows = 128; // 128x1 of the logical (300, 1000): row-major (3, 1000)
   q.blockCols = 1;
-  ScaleGeometry g = quantScaleGeometry(q, 300, 0);
+  ScaleGeometry g = llvm::cantFail(quantScaleGeometry(q, 300, 0));
   EXPECT_EQ(g.rows, 3);
   EXPECT_EQ(g.cols, 1000);
   EXPECT_EQ(g.strideRow, 1000);
   EXPECT_EQ(g.strideCol, 1);
   q.blockRows = q.blockCols = 128;
   q.transpose = true; // logical (1000, 300): 8 x 3 blocks, K-major padded
-  g = quantScaleGeometry(q, 300, 0);
+  g = llvm::cantFail(quantScaleGeometry(q, 300, 0));
   EXPECT_EQ(g.rows, 8);
   EXPECT_EQ(g.cols, 3);
   EXPECT_EQ(g.strideRow, 1);
   EXPECT_EQ(g.strideCol, 8);
   EXPECT_EQ(g.allocElements, 24);
+}
+
+TEST(ScaleLayout, OneRuleForEveryRecipe) {
+  // 1x128 and 128x128: dim 0 contiguous; 128x1: dim 1; ld padded to 4.
+  ScaleGeometry a = llvm::cantFail(scaleGeometry(1, 128, 4097, 7168));
+  EXPECT_EQ(a.rows, 4097);
+  EXPECT_EQ(a.cols, 56);
+  EXPECT_EQ(a.strideRow, 1);
+  EXPECT_EQ(a.strideCol, 4100);
+  EXPECT_EQ(a.allocElements, 4100 * 56);
+  ScaleGeometry w = llvm::cantFail(scaleGeometry(128, 1, 7168, 2111));
+  EXPECT_EQ(w.rows, 56);
+  EXPECT_EQ(w.cols, 2111);
+  EXPECT_EQ(w.strideRow, 2112);
+  EXPECT_EQ(w.strideCol, 1);
+  ScaleGeometry b = llvm::cantFail(scaleGeometry(128, 128, 7168, 2112));
+  EXPECT_EQ(b.strideRow, 1);
+  EXPECT_EQ(b.strideCol, 56);
+  EXPECT_TRUE(scaleRowMajor(128, 1));
+  EXPECT_FALSE(scaleRowMajor(1, 128));
+  EXPECT_FALSE(scaleRowMajor(128, 128));
+}
+
+TEST(ScaleLayout, BadInputIsAnErrorNotAWrappedSize) {
+  std::string e = error(scaleGeometry(64, 128, 10, 10).takeError());
+  EXPECT_NE(e.find("1x128, 128x1 or 128x128"), std::string::npos) << e;
+  e = error(scaleGeometry(1, 128, -1, 10).takeError());
+  EXPECT_NE(e.find("sizes >= 0"), std::string::npos) << e;
+  e = error(scaleGeometry(1, 128, 100, 256, 50).takeError());
+  EXPECT_NE(e.find("multiple of 4"), std::string::npos) << e;
+  e = error(scaleGeometry(1, 128, 100, 256, 96).takeError());
+  EXPECT_NE(e.find(">= 100"), std::string::npos) << e;
+  // The allocation would wrap int64: refused.
+  e = error(scaleGeometry(1, 128, int64_t(1) << 62, int64_t(1) << 40)
+                .takeError());
+  EXPECT_NE(e.find("overflow"), std::string::npos) << e;
+  e = error(scaleGeometry(128, 1, 128, INT64_MAX).takeError());
+  EXPECT_NE(e.find("overflow"), std::string::npos) << e;
 }

@@ -1,6 +1,7 @@
 //===- DistributedTest.cpp - device plans and process groups --------------===//
 
-#include "blockscale/JIT/Distributed.h"
+#include "blockscale/Distributed/Executor.h"
+#include "blockscale/JIT/Plan.h"
 
 #include "gtest/gtest.h"
 

@@ -14,7 +14,7 @@
 #include "blockscale/Dialect/BlockScale/Transforms/TileModel.h"
 #include "blockscale/Runtime/KernelSpec.h"
 #include "blockscale/Runtime/Nvrtc.h"
-#include "blockscale/Runtime/SourceGen.h"
+#include "blockscale/Runtime/KernelFamily.h"
 #include "blockscale/Target/Cuda/Kernels/params.h"
 
 #include "TestUtils.h"
@@ -130,7 +130,7 @@ TEST(KernelCompile, EveryCastFitsItsRegisterBudgetWithoutSpills) {
           failures.push_back(s.name +
                              ": registers=" + std::to_string(out->registers) +
                              " spills=" + std::to_string(out->spillBytes));
-        else if (s.quant.staged()) {
+        else {
           // The persistent grid assumes quantCtasPerSM CTAs per SM: their
           // registers and shared memory (static + the ring + the 1 KB the
           // hardware reserves per CTA) must fit one SM of an H100/H200. Its

@@ -1,6 +1,6 @@
 // The host reference cast must be exactly the kernel's arithmetic: RNE,
 // saturation, subnormals, and the scale/inverse computed as f32 divisions.
-#include "blockscale/Runtime/Reference.h"
+#include "support/Reference.h"
 
 #include "gtest/gtest.h"
 
@@ -67,7 +67,7 @@ TEST(ReferenceCast, ScalesAndValuesOf1x128) {
   for (int i = 0; i < 512; ++i)
     x[i] = float((i % 7) - 3) * (i < 128 ? 1.f : 2.f);
   x[5] = 448.f; // block (0, 0) amax 448 -> scale 1
-  ScaleGeometry g = quantScaleGeometry(d, 2, 0);
+  ScaleGeometry g = llvm::cantFail(quantScaleGeometry(d, 2, 0));
   EXPECT_EQ(g.rows, 2);
   EXPECT_EQ(g.cols, 2);
   EXPECT_EQ(g.strideRow, 1); // M-contiguous, K-block stride rounded to 4
@@ -90,7 +90,7 @@ TEST(ReferenceCast, AllZeroBlockUsesTheClamp) {
   d.rows = 1;
   d.cols = 128;
   std::vector<float> x(128, 0.f);
-  ScaleGeometry g = quantScaleGeometry(d, 1, 0);
+  ScaleGeometry g = llvm::cantFail(quantScaleGeometry(d, 1, 0));
   std::vector<uint8_t> q(128, 0xff);
   std::vector<float> s(g.allocElements);
   ref::quantize(d, x.data(), 1, 128, q.data(), 128, s.data(), g);

@@ -4,7 +4,7 @@
 #include "TestUtils.h"
 
 #include "blockscale/Runtime/Runtime.h"
-#include "blockscale/Runtime/SourceGen.h"
+#include "blockscale/Runtime/KernelFamily.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"

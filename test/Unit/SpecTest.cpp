@@ -1,6 +1,6 @@
 #include "blockscale/Runtime/KernelSpec.h"
 #include "blockscale/Target/Cuda/Kernels/params.h"
-#include "blockscale/Runtime/SourceGen.h"
+#include "blockscale/Runtime/KernelFamily.h"
 
 #include "gtest/gtest.h"
 
@@ -72,21 +72,24 @@ TEST(KernelSpec, QuantRoundTripAndFromSource) {
   ASSERT_TRUE(bool(p));
   EXPECT_EQ(p->serialize(), s.serialize());
   EXPECT_NE(src.find("bs::QuantizeTile<bs::InF32, /*FMT=*/1, /*BR=*/128, "
-                     "/*BC=*/1, /*TRANS=*/true, /*STAGED=*/true>"),
+                     "/*BC=*/1, /*TRANS=*/true>"),
             std::string::npos)
       << src;
-  // Casts are staged: they take the input's tensor map and need dynamic
-  // shared memory for the ring, the same in either order.
+  // Casts take the input's tensor map (and a transposing one its output's)
+  // and need dynamic shared memory for the ring, the same in either order.
   EXPECT_NE(src.find("const __grid_constant__ bs::TmaDesc tX"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("const __grid_constant__ bs::TmaDesc tQ"),
             std::string::npos)
       << src;
   EXPECT_EQ(s.quant.smemBytes(), bs::quantSmemBytes(4));
   KernelSpec plain = s;
   plain.quant.transposed = false;
-  EXPECT_TRUE(plain.quant.staged());
   EXPECT_EQ(plain.quant.smemBytes(), s.quant.smemBytes());
-  EXPECT_NE(generateCudaSource(plain).find("/*TRANS=*/false, /*STAGED=*/true"),
-            std::string::npos);
+  std::string plainSrc = generateCudaSource(plain);
+  EXPECT_NE(plainSrc.find("/*TRANS=*/false>"), std::string::npos);
+  EXPECT_EQ(plainSrc.find("bs::TmaDesc tQ"), std::string::npos) << plainSrc;
 }
 
 TEST(KernelSpec, CastThreadsAndResultPolicy) {
@@ -116,20 +119,37 @@ TEST(KernelSpec, CastThreadsAndResultPolicy) {
   EXPECT_FALSE(bs::quantKeepResultInL2(65536ll * 8192));
 }
 
-TEST(KernelSpec, EnvSwitch) {
-  // Unset or empty: no setting; "0": off; anything else: on.
-  const char *name = "BLOCKSCALE_TEST_ENV_SWITCH";
-  ::unsetenv(name);
-  EXPECT_FALSE(envSwitch(name).has_value());
-  ::setenv(name, "", 1);
-  EXPECT_FALSE(envSwitch(name).has_value());
-  ::setenv(name, "0", 1);
-  EXPECT_EQ(envSwitch(name), std::optional<bool>(false));
-  ::setenv(name, "1", 1);
-  EXPECT_EQ(envSwitch(name), std::optional<bool>(true));
-  ::setenv(name, "yes", 1);
-  EXPECT_EQ(envSwitch(name), std::optional<bool>(true));
-  ::unsetenv(name);
+TEST(KernelSpec, DebugOptionsAreOtherKernels) {
+  // A debug option changes the source (defines), the spec line and the
+  // name: another cache key and another symbol, never the release kernel.
+  KernelSpec s;
+  s.gemm.bm = 128;
+  s.gemm.bn = 128;
+  s.name = kernelName(s);
+  std::string release = generateCudaSource(s);
+  EXPECT_EQ(release.find("BS_DEBUG"), std::string::npos);
+  EXPECT_EQ(release.find("debug="), std::string::npos);
+  KernelSpec d = s;
+  d.debug = DebugHang | DebugTimeline;
+  d.name = kernelName(d);
+  EXPECT_NE(d.name, s.name);
+  EXPECT_NE(d.name.find("_dbghang_dbgtimeline"), std::string::npos) << d.name;
+  std::string debug = generateCudaSource(d);
+  EXPECT_NE(debug.find("#define BS_DEBUG_HANG 1"), std::string::npos);
+  EXPECT_NE(debug.find("#define BS_DEBUG_TIMELINE 1"), std::string::npos);
+  auto p = KernelSpec::fromSource(debug);
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  EXPECT_EQ(p->debug, unsigned(DebugHang | DebugTimeline));
+  EXPECT_EQ(p->serialize(), d.serialize());
+  // Parsing the list.
+  EXPECT_EQ(llvm::cantFail(parseDebug("")), 0u);
+  EXPECT_EQ(llvm::cantFail(parseDebug("timeline")), unsigned(DebugTimeline));
+  EXPECT_EQ(llvm::cantFail(parseDebug(" hang , timeline")),
+            unsigned(DebugHang | DebugTimeline));
+  auto bad = parseDebug("hang,verbose");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("'verbose'"),
+            std::string::npos);
 }
 
 TEST(KernelSpec, GemmSourceInstantiatesTheTemplate) {
@@ -141,7 +161,8 @@ TEST(KernelSpec, GemmSourceInstantiatesTheTemplate) {
   std::string src = generateCudaSource(s);
   EXPECT_NE(src.find("#define BS_WGMMA_AB \"e4m3.e4m3\""), std::string::npos);
   EXPECT_NE(src.find("#include \"blockscale/gemm_sm90.cuh\""), std::string::npos);
-  EXPECT_NE(src.find("bs::GemmSm90</*BM=*/128, /*BN=*/160, /*STAGES=*/5"),
+  EXPECT_NE(src.find("bs::GemmSm90<bs::GemmConfig</*BM=*/128, /*BN=*/160, "
+                     "/*STAGES=*/5"),
             std::string::npos);
   EXPECT_NE(src.find("extern \"C\" __global__ void __launch_bounds__("
                      "BsKernel::kThreads, 1)\nbs_gemm_b128x128_e4m3_e4m3_bf16_bm128_bn160_s5("),

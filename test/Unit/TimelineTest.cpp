@@ -1,4 +1,4 @@
-#include "blockscale/Runtime/Timeline.h"
+#include "support/Timeline.h"
 
 #include "gtest/gtest.h"
 

@@ -246,7 +246,7 @@ def test_programmatic_launch_orders_dependent_kernels(pdl):
     the casts one per tile, so under programmatic launch each kernel starts
     on idle SMs while the previous one still runs: without its wait for that
     kernel it would read the poison put in its input before the replay
-    (BS_EXP_NO_GRID_DEP_WAIT makes this test fail with pdl=True)."""
+    (compiled without the kernels' gridDepWait, this test fails with pdl=True)."""
     prev = blockscale.programmatic_launch()
     try:
         blockscale.programmatic_launch(pdl)

@@ -16,8 +16,8 @@
 #include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
 #include "blockscale/JIT/Jit.h"
 #include "blockscale/Runtime/CudaDriver.h"
-#include "blockscale/Runtime/Reference.h"
-#include "blockscale/Runtime/Timeline.h"
+#include "support/Reference.h"
+#include "support/Timeline.h"
 #include "blockscale/Target/Cuda/CudaEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -113,47 +113,14 @@ static cl::opt<double> optTol("tol", cl::init(-1),
 static cl::opt<uint64_t> optSeed("seed", cl::init(0),
                                  cl::desc("random seed (0: from the clock)"),
                                  cl::cat(cat));
-static cl::opt<bool> optDebugHang("debug-hang", cl::init(false),
-                                  cl::desc("compile with mbarrier timeouts"),
-                                  cl::cat(cat));
-
-static cl::list<std::string>
-    optDefines("define",
-               cl::desc("pass -D<value> to NVRTC (kernel experiments, e.g. "
-                        "--define BS_GEMM_NO_PIPELINE); part of the cache key"),
-               cl::value_desc("NAME[=VALUE]"), cl::cat(cat));
-static cl::list<std::string>
-    optNvrtcOpts("nvrtc-opt",
-                 cl::desc("extra NVRTC option, e.g. --maxrregcount=64 "
-                          "(experiments); part of the cache key"),
-                 cl::cat(cat));
-static cl::opt<bool> optNoCheck("no-check", cl::init(false),
-                                cl::desc("time without checking the result "
-                                         "(for --define experiments that "
-                                         "compute something else)"),
-                                cl::cat(cat));
-
-static cl::opt<bool> optTimeline(
-    "timeline", cl::init(false),
-    cl::desc("GEMM --run: compile with -DBS_EXP_TIMELINE, then launch once "
-             "more and print where each CTA was after how many cycles "
-             "(prologue, first data, K loop, split-K, epilogue)"),
-    cl::cat(cat));
-
-/// The NVRTC options that --debug-hang, --timeline, --define and --nvrtc-opt
-/// add, for both the JIT path and --emit.
-static std::vector<std::string> extraNvrtcFlags() {
-  std::vector<std::string> f;
-  if (optDebugHang)
-    f.push_back("-DBS_DEBUG_HANG");
-  if (optTimeline)
-    f.push_back("-DBS_EXP_TIMELINE");
-  for (const std::string &d : optDefines)
-    f.push_back("-D" + d);
-  for (const std::string &o : optNvrtcOpts)
-    f.push_back(o);
-  return f;
-}
+static cl::opt<std::string>
+    optDebug("debug", cl::init(""),
+             cl::desc("debug options compiled into the kernel (part of its "
+                      "cache key), a comma-separated list of: hang (mbarrier "
+                      "waits trap with a message instead of hanging), "
+                      "timeline (GEMM --run: per-CTA phase stamps, reported "
+                      "after one more launch)"),
+             cl::value_desc("hang,timeline"), cl::cat(cat));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "blockscale-gen: error: " << msg << "\n";
@@ -369,7 +336,7 @@ static int runGemm(const GemmDesc &desc, const GemmKernel &kernel) {
   if (auto e = d.check(d.cuCtxSynchronize(), "kernel execution"))
     return fail(std::move(e));
 
-  if (!optNoCheck && checkGemm(desc, ops, C, m, ob, rng, seed))
+  if (checkGemm(desc, ops, C, m, ob, rng, seed))
     return 1;
 
   if (optIters > 0 && !desc.accumulate) {
@@ -385,7 +352,7 @@ static int runGemm(const GemmDesc &desc, const GemmKernel &kernel) {
         kernel.predictedSeconds * 1e6);
   }
 
-  if (optTimeline) {
+  if (desc.debug & DebugTimeline) {
     // One more launch with the stamps zeroed first (earlier launches left
     // theirs), then the report.
     auto g = kernel.compiled->global(kTimelineSymbol);
@@ -447,7 +414,10 @@ static int runQuantize(const QuantDesc &desc, const QuantKernel &kernel) {
       }
     }
   }
-  ScaleGeometry g = quantScaleGeometry(desc, rows, 0);
+  auto gOr = quantScaleGeometry(desc, rows, 0);
+  if (!gOr)
+    return fail(gOr.takeError());
+  const ScaleGeometry &g = *gOr;
   int64_t ldq = desc.writesTransposed() ? rows : desc.cols;
   std::vector<uint8_t> qRef(size_t(rows) * desc.cols, 0xee);
   std::vector<float> sRef(g.allocElements, -1.f);
@@ -513,10 +483,9 @@ static int runQuantize(const QuantDesc &desc, const QuantKernel &kernel) {
 }
 
 static int emitCompiled(llvm::StringRef source, llvm::StringRef name,
-                        bool ptx, llvm::raw_ostream &os, bool binary) {
+                        bool ptx, llvm::raw_ostream &os) {
   CompileOptions opts;
   opts.ptx = ptx;
-  opts.extra = extraNvrtcFlags();
   auto out = compileCuda(source, name, opts);
   if (!out)
     return fail(out.takeError());
@@ -526,18 +495,27 @@ static int emitCompiled(llvm::StringRef source, llvm::StringRef name,
         out->registers, out->spillBytes, out->seconds,
         out->wgmmaSerialized.empty() ? ""
                                      : "; WARNING: " + out->wgmmaSerialized);
-  if (!ptx && out->ffmaYield.textSections > 0)
-    llvm::errs() << llvm::formatv(
-        "{0}: FFMA yield interleave: {1} of {2} FFMAs edited in {3} runs "
-        "({4} had the yield bit set)\n",
-        name, out->ffmaYield.changed, out->ffmaYield.ffma,
-        out->ffmaYield.runs, out->ffmaYield.yieldWasSet);
-  (void)binary;
   os << out->binary;
   return 0;
 }
 
-static int handleMlirInput(llvm::raw_ostream &os) {
+/// Writes what --emit asks for of a planned kernel (cuda, mlir, spec, ptx,
+/// cubin; `extra` goes after the spec line).
+template <class Plan>
+static int emitPlan(const Plan &plan, llvm::StringRef emit,
+                    llvm::raw_ostream &os, llvm::StringRef extra = "") {
+  if (emit == "cuda")
+    os << plan.source;
+  else if (emit == "mlir")
+    os << plan.ir;
+  else if (emit == "spec")
+    os << plan.spec.serialize() << extra << "\n";
+  else if (emit == "ptx" || emit == "cubin")
+    return emitCompiled(plan.source, plan.spec.name, emit == "ptx", os);
+  return 0;
+}
+
+static int handleMlirInput(llvm::raw_ostream &os, unsigned debug) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::blockscale::BlockScaleDialect, mlir::func::FuncDialect,
                   mlir::tensor::TensorDialect, mlir::shard::ShardDialect>();
@@ -549,7 +527,7 @@ static int handleMlirInput(llvm::raw_ostream &os) {
   if (!module)
     return 1;
   mlir::PassManager pm(&ctx);
-  mlir::blockscale::JitPipelineOptions opts;
+  TilingOptions opts;
   if (optSMs > 0)
     opts.numSMs = optSMs;
   opts.force = optForce;
@@ -565,9 +543,9 @@ static int handleMlirInput(llvm::raw_ostream &os) {
   module->walk([&](mlir::Operation *op) {
     mlir::FailureOr<mlir::blockscale::EmittedKernel> k = mlir::failure();
     if (auto mm = llvm::dyn_cast<mlir::blockscale::MatmulOp>(op))
-      k = mlir::blockscale::emitGemmKernel(mm);
+      k = mlir::blockscale::emitGemmKernel(mm, debug);
     else if (auto q = llvm::dyn_cast<mlir::blockscale::QuantizeOp>(op))
-      k = mlir::blockscale::emitQuantizeKernel(q);
+      k = mlir::blockscale::emitQuantizeKernel(q, debug);
     else
       return;
     if (mlir::failed(k)) {
@@ -579,8 +557,7 @@ static int handleMlirInput(llvm::raw_ostream &os) {
     else if (emit == "spec")
       os << k->spec.serialize() << "\n";
     else
-      rc |= emitCompiled(k->source, k->spec.name, emit == "ptx", os,
-                         emit == "cubin");
+      rc |= emitCompiled(k->source, k->spec.name, emit == "ptx", os);
   });
   return rc;
 }
@@ -603,17 +580,18 @@ int main(int argc, char **argv) {
   if (ec)
     return fail("cannot open " + outputFile + ": " + ec.message());
 
+  auto debug = parseDebug(optDebug);
+  if (!debug)
+    return fail(withContext(debug.takeError(), "--debug: "));
+
   if (!inputFile.empty()) {
     if (optRun)
       return fail("--run takes a shape (--m/--n/--k), not an .mlir input");
-    int rc = handleMlirInput(out.os());
+    int rc = handleMlirInput(out.os(), *debug);
     if (rc == 0)
       out.keep();
     return rc;
   }
-
-  JitOptions jopts;
-  jopts.compile.extra = extraNvrtcFlags();
 
   if (opKind == "quantize") {
     QuantDesc q;
@@ -637,24 +615,16 @@ int main(int argc, char **argv) {
     q.colMajor = optColMajor;
     q.rows = optRows;
     q.cols = optCols;
+    q.debug = *debug;
     auto plan = planQuantize(q);
     if (!plan)
       return fail(plan.takeError());
-    if (emit == "cuda")
-      out.os() << plan->source;
-    else if (emit == "mlir")
-      out.os() << plan->ir;
-    else if (emit == "spec")
-      out.os() << plan->spec.serialize() << "\n";
-    else if (emit == "ptx" || emit == "cubin") {
-      if (int rc = emitCompiled(plan->source, plan->spec.name, emit == "ptx",
-                                out.os(), emit == "cubin"))
-        return rc;
-    }
+    if (int rc = emitPlan(*plan, emit, out.os()))
+      return rc;
     out.keep();
     if (!optRun)
       return 0;
-    auto kernel = getQuantKernel(q, jopts);
+    auto kernel = getQuantKernel(q);
     if (!kernel)
       return fail(kernel.takeError());
     return runQuantize(q, **kernel);
@@ -681,28 +651,21 @@ int main(int argc, char **argv) {
   desc.accumulate = optAccumulate;
   desc.forceTile = optForce;
   desc.numSMs = optSMs;
+  desc.debug = *debug;
   if (desc.m > 0)
     desc.mHint = desc.m;
 
   auto plan = planGemm(desc);
   if (!plan)
     return fail(plan.takeError());
-  if (emit == "cuda")
-    out.os() << plan->source;
-  else if (emit == "mlir")
-    out.os() << plan->ir;
-  else if (emit == "spec")
-    out.os() << plan->spec.serialize() << " splits=" << plan->launch.splits
-             << " raster=" << plan->launch.raster << "\n";
-  else if (emit == "ptx" || emit == "cubin") {
-    if (int rc = emitCompiled(plan->source, plan->spec.name, emit == "ptx",
-                              out.os(), emit == "cubin"))
-      return rc;
-  }
+  std::string launch = llvm::formatv(" splits={0} raster={1}",
+                                     plan->launch.splits, plan->launch.raster);
+  if (int rc = emitPlan(*plan, emit, out.os(), launch))
+    return rc;
   out.keep();
   if (!optRun)
     return 0;
-  auto kernel = getGemmKernel(desc, jopts);
+  auto kernel = getGemmKernel(desc);
   if (!kernel)
     return fail(kernel.takeError());
   return runGemm(desc, **kernel);

@@ -11,9 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "blockscale/JIT/Distributed.h"
+#include "blockscale/Distributed/Executor.h"
+#include "blockscale/JIT/Plan.h"
 #include "blockscale/Runtime/CudaDriver.h"
-#include "blockscale/Runtime/Reference.h"
+#include "support/Reference.h"
 #include "blockscale/Runtime/Runtime.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -175,7 +176,7 @@ hostReference(const DevicePlan &plan,
       int64_t lds = std::max(si.strides[0], si.strides[1]);
       ref::quantize(st.quant, val[st.inputs[0]].data(), st.quant.rows,
                     st.quant.cols, q.data(), ldq, sc.data(),
-                    quantScaleGeometry(st.quant, st.quant.rows, lds));
+                    llvm::cantFail(quantScaleGeometry(st.quant, st.quant.rows, lds)));
       val[st.outputs[0]] = unpack(qi, q);
       std::vector<uint8_t> sb(sc.size() * 4);
       std::memcpy(sb.data(), sc.data(), sb.size());

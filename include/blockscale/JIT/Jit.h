@@ -1,11 +1,12 @@
-//===- Jit.h - one call from a GEMM description to a kernel -----*- C++ -*-===//
+//===- Jit.h - one call from a description to a kernel ----------*- C++ -*-===//
 //
 // getGemmKernel(desc) builds a blockscale.matmul for the description, runs the
 // same pipeline as `blockscale-opt --blockscale-jit-pipeline` (pad-scales,
 // verify-layouts, select-tiles for this GPU), emits the CUDA instantiation
 // and gets it compiled through the KernelRegistry (memory, then disk cache,
-// then NVRTC). Repeated calls with an equal description return the same
-// kernel from an in-process map without touching MLIR.
+// then NVRTC); getQuantKernel does the same for a blockscale.quantize.
+// Repeated calls with an equal description return the same kernel from an
+// in-process map without touching MLIR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_JIT_JIT_H
@@ -17,49 +18,43 @@
 
 namespace blockscale {
 
-struct GemmKernel {
-  GemmDesc desc;
-  GemmLaunchConfig launch;
+/// A compiled kernel of a family with the description it was planned for
+/// and its launch choices.
+template <class Family> struct JitKernel {
+  typename Family::Desc desc;
+  typename Family::LaunchConfig launch;
   std::shared_ptr<CompiledKernel> compiled;
-  double predictedSeconds = 0; // the tile model's estimate at desc's M
+  double predictedSeconds = 0; // GEMMs: the tile model's estimate at desc's M
 
   /// Launches on `stream` (CUstream; nullptr = legacy default stream).
-  llvm::Error operator()(const GemmArgs &args, CUstream stream) const {
-    GemmArgs a = args;
-    if (a.m < 0)
-      a.m = desc.m;
-    return launchGemm(*compiled, launch, desc.n, desc.k, a, stream);
-  }
-  size_t workspaceBytes(int64_t m) const {
-    return gemmWorkspaceBytes(compiled->spec.gemm, launch, m, desc.n, desc.k);
+  llvm::Error operator()(const typename Family::Args &args,
+                         CUstream stream) const {
+    return Family::launch(*compiled, launch, desc, args, stream);
   }
 };
+using GemmKernel = JitKernel<GemmFamily>;
+using QuantKernel = JitKernel<QuantFamily>;
 
-struct QuantKernel {
-  QuantDesc desc;
-  std::shared_ptr<CompiledKernel> compiled;
-  llvm::Error operator()(const QuantArgs &args, CUstream stream) const {
-    return launchQuantize(*compiled, desc, args, stream);
-  }
-};
+/// Split-K workspace a launch of `m` rows needs (m < 0: the description's).
+inline llvm::Expected<size_t> workspaceBytes(const GemmKernel &k, int64_t m) {
+  return GemmFamily::workspaceBytes(k.compiled->spec.gemm, k.launch,
+                                    m < 0 ? k.desc.m : m, k.desc.n, k.desc.k);
+}
 
 struct JitOptions {
-  CompileOptions compile; // NVRTC options (e.g. -DBS_DEBUG_HANG)
+  CompileOptions compile; // NVRTC options beyond the defaults
 };
 
 /// What the pipeline decided for a description, before any compilation.
-struct GemmPlan {
+template <class Family> struct KernelPlan {
   KernelSpec spec;
-  GemmLaunchConfig launch;
+  typename Family::LaunchConfig launch;
   std::string source;
   std::string ir; // the module after the pipeline
   double predictedSeconds = 0;
 };
-struct QuantPlan {
-  KernelSpec spec;
-  std::string source;
-  std::string ir;
-};
+using GemmPlan = KernelPlan<GemmFamily>;
+using QuantPlan = KernelPlan<QuantFamily>;
 
 llvm::Expected<GemmPlan> planGemm(const GemmDesc &desc);
 llvm::Expected<QuantPlan> planQuantize(const QuantDesc &desc);
@@ -74,6 +69,10 @@ getQuantKernel(const QuantDesc &desc, const JitOptions &options = {});
 
 /// Drops the description -> kernel map (for tests and cold-start benches).
 void clearJitMemoryCache();
+
+/// The SM count kernels are planned for: `requested` when positive, else
+/// the current GPU's, else kDefaultNumSMs (generation without a GPU).
+int resolveSMs(int requested);
 
 } // namespace blockscale
 

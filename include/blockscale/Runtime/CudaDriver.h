@@ -34,6 +34,10 @@ llvm::Expected<CUcontext> ensureContext(int device = 0);
 /// SM count of the current device (cached per device).
 llvm::Expected<int> currentDeviceSMs();
 
+/// An error (ErrorCode::NoDevice) naming the GPU and its compute capability
+/// unless the current device can run sm_90a kernels.
+llvm::Error checkCurrentDeviceRunsSm90a();
+
 } // namespace blockscale
 
 #endif

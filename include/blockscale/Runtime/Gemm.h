@@ -1,8 +1,9 @@
-//===- Gemm.h - describing and launching GEMMs and casts --------*- C++ -*-===//
+//===- Gemm.h - descriptions and arguments of GEMMs and casts ---*- C++ -*-===//
 #ifndef BLOCKSCALE_RUNTIME_GEMM_H
 #define BLOCKSCALE_RUNTIME_GEMM_H
 
 #include "blockscale/Runtime/KernelSpec.h"
+#include "blockscale/Runtime/ScaleLayout.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +23,8 @@ struct GemmDesc {
   bool accumulate = false; // C += A @ B (f32 output only)
   int64_t mHint = 4096;
   std::string forceTile; // e.g. "bm=128,bn=128,stages=4"; empty = model
-  int numSMs = 0;        // 0: the current device's, or 132 without a GPU
+  int numSMs = 0;        // 0: the current device's, or kDefaultNumSMs
+  unsigned debug = 0;    // DebugOption flags compiled into the kernel
 
   std::string key() const;
   llvm::Error validate() const;
@@ -54,6 +56,7 @@ struct QuantDesc {
   bool transpose = false;   // logical result is input^T
   bool colMajor = false;    // physical order of the result
   int64_t rows = -1, cols = 0; // input (rows may be dynamic: -1)
+  unsigned debug = 0;          // DebugOption flags compiled into the kernel
 
   std::string key() const;
   llvm::Error validate() const;

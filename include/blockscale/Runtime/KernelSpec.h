@@ -50,32 +50,40 @@ struct GemmKernelSpec {
 };
 
 /// Compile-time parameters of a cast kernel, in the input's frame.
-/// An on/off switch in the environment (BLOCKSCALE_PDL and the
-/// BLOCKSCALE_EXP_* experiments): unset or empty gives nothing, "0" off,
-/// anything else on.
-std::optional<bool> envSwitch(const char *name);
-
 struct QuantKernelSpec {
   DType in = DType::BF16;
   Fp8Type out = Fp8Type::E4M3;
   int br = 1, bc = 128; // block rows x cols of the input
   bool transposed = false;
   /// QuantizeTile::kThreads (bs::quantThreads): 256 workers, and for most
-  /// staged casts a warp that issues their TMA loads and stores.
+  /// casts a warp that issues their TMA loads and stores.
   int threads() const;
-  /// Casts run persistent CTAs that read their tiles from a TMA-filled
-  /// ring (QuantizeTile's STAGED). BLOCKSCALE_EXP_QUANT_DIRECT=1 turns the
-  /// ring off, one CTA per tile (an A/B experiment).
-  bool staged() const;
-  /// Dynamic shared memory at launch (0 for the one-tile-per-CTA kernels).
+  /// Dynamic shared memory at launch: the persistent CTAs' TMA ring.
   int smemBytes() const;
 };
+
+/// Debug options compiled into a kernel (bs::DebugFlags): part of its
+/// source, its name and hence its cache key.
+enum DebugOption : unsigned {
+  DebugNone = 0,
+  DebugHang = 1,     // mbarrier waits trap with a message instead of hanging
+  DebugTimeline = 2, // per-CTA phase stamps (GEMMs; timeline.cuh)
+};
+/// "hang,timeline" (empty for none).
+std::string debugString(unsigned debug);
+/// Parses a comma-separated list of hang / timeline.
+llvm::Expected<unsigned> parseDebug(llvm::StringRef list);
 
 struct KernelSpec {
   KernelKind kind = KernelKind::Gemm;
   std::string name; // extern "C" symbol
   GemmKernelSpec gemm;
   QuantKernelSpec quant;
+  unsigned debug = DebugNone; // DebugOption flags
+
+  /// Threads per CTA and dynamic shared memory of the kernel's family.
+  int threads() const;
+  int smemBytes() const;
 
   /// One line: "kind=gemm name=... bm=128 ...".
   std::string serialize() const;

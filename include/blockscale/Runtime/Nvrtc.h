@@ -2,7 +2,6 @@
 #ifndef BLOCKSCALE_RUNTIME_NVRTC_H
 #define BLOCKSCALE_RUNTIME_NVRTC_H
 
-#include "blockscale/Runtime/SassPatch.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -14,7 +13,7 @@ namespace blockscale {
 struct CompileOptions {
   bool ptx = false;               // PTX for compute_90a instead of a cubin
   std::string arch = "90a";
-  std::vector<std::string> extra; // e.g. "-DBS_DEBUG_HANG"
+  std::vector<std::string> extra; // further NVRTC options
   /// The options as passed to NVRTC (part of the cache key).
   std::vector<std::string> flags() const;
 };
@@ -30,7 +29,6 @@ struct CompileOutput {
   // ..."), empty when they stay asynchronous. A kernel template change that
   // trips this loses much of the tensor-core overlap without any error.
   std::string wgmmaSerialized;
-  FfmaYieldStats ffmaYield; // edits made by -DBS_SASS_FFMA_YIELD, if any
   double seconds = 0;
 };
 

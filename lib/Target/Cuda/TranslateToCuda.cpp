@@ -28,7 +28,8 @@ bsrt::DType mlir::blockscale::toRuntimeDType(Type t) {
   return bsrt::DType::BF16;
 }
 
-FailureOr<EmittedKernel> mlir::blockscale::emitGemmKernel(MatmulOp op) {
+FailureOr<EmittedKernel> mlir::blockscale::emitGemmKernel(MatmulOp op,
+                                                         unsigned debug) {
   TileConfigAttr tile = op.getTileAttr();
   if (!tile)
     return op.emitOpError() << "expected a tile attribute but got none; run "
@@ -56,6 +57,7 @@ FailureOr<EmittedKernel> mlir::blockscale::emitGemmKernel(MatmulOp op) {
   g.stages = tile.getStages();
   g.cluster = tile.getCluster();
   g.ksplit = tile.getKsplit();
+  k.spec.debug = debug;
   k.spec.name = bsrt::kernelName(k.spec);
   k.launch.splits = tile.getSplits();
   k.launch.raster = tile.getRaster();
@@ -69,7 +71,8 @@ FailureOr<EmittedKernel> mlir::blockscale::emitGemmKernel(MatmulOp op) {
   return k;
 }
 
-FailureOr<EmittedKernel> mlir::blockscale::emitQuantizeKernel(QuantizeOp op) {
+FailureOr<EmittedKernel>
+mlir::blockscale::emitQuantizeKernel(QuantizeOp op, unsigned debug) {
   if (op.getRecipe() == ScaleRecipe::tensorwise)
     return op.emitOpError() << "expected a blockwise recipe (1x128, 128x1, "
                                "128x128) but got tensorwise, which has no "
@@ -84,6 +87,7 @@ FailureOr<EmittedKernel> mlir::blockscale::emitQuantizeKernel(QuantizeOp op) {
   q.br = op.getTranspose() ? lc : lr;
   q.bc = op.getTranspose() ? lr : lc;
   q.transposed = op.writesTransposed();
+  k.spec.debug = debug;
   k.spec.name = bsrt::kernelName(k.spec);
   std::string comment =
       llvm::formatv("blockscale.quantize {0}{1}, result {2}",

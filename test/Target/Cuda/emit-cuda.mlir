@@ -7,7 +7,7 @@
 // CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_1x128
 // CHECK: // blockscale-spec: kind=quantize name=bs_quantize_bf16_e4m3_1x128 in=bf16 out=e4m3 br=1 bc=128 transposed=0
 // CHECK: #include "blockscale/quantize.cuh"
-// CHECK: using BsKernel = bs::QuantizeTile<bs::InBf16, /*FMT=*/0, /*BR=*/1, /*BC=*/128, /*TRANS=*/false, /*STAGED=*/true>;
+// CHECK: using BsKernel = bs::QuantizeTile<bs::InBf16, /*FMT=*/0, /*BR=*/1, /*BC=*/128, /*TRANS=*/false>;
 // CHECK: extern "C" __global__ void __launch_bounds__(BsKernel::kThreads, BsKernel::kMinCtas)
 // CHECK-NEXT: bs_quantize_bf16_e4m3_1x128(const __grid_constant__ bs::QuantParams p,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tX) {
@@ -17,7 +17,7 @@
 // every cast, it reads its tiles through TMA (a tensor map parameter) into
 // a ring; it also takes its output's tensor map.
 // CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_128x128_t
-// CHECK: bs::QuantizeTile<bs::InBf16, /*FMT=*/0, /*BR=*/128, /*BC=*/128, /*TRANS=*/true, /*STAGED=*/true>
+// CHECK: bs::QuantizeTile<bs::InBf16, /*FMT=*/0, /*BR=*/128, /*BC=*/128, /*TRANS=*/true>
 // CHECK: bs_quantize_bf16_e4m3_128x128_t(const __grid_constant__ bs::QuantParams p,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tX,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tQ) {
@@ -28,7 +28,7 @@
 // CHECK: // blockscale-spec: kind=gemm name=[[GEMM]] form=fwd a=e4m3 b=e4m3 out=bf16 accumulate=0 bm=128
 // CHECK: #define BS_WGMMA_AB "e4m3.e4m3"
 // CHECK: #include "blockscale/gemm_sm90.cuh"
-// CHECK: using BsKernel = bs::GemmSm90</*BM=*/128, /*BN=*/{{[0-9]+}}, /*STAGES=*/{{[0-9]}}, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false, /*CLUSTER=*/1, /*KSPLIT=*/1>;
+// CHECK: using BsKernel = bs::GemmSm90<bs::GemmConfig</*BM=*/128, /*BN=*/{{[0-9]+}}, /*STAGES=*/{{[0-9]}}, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false, /*CLUSTER=*/1, /*KSPLIT=*/1>>;
 // CHECK: extern "C" __global__ void __launch_bounds__(BsKernel::kThreads, 1)
 // CHECK-NEXT: [[GEMM]](const __grid_constant__ bs::GemmParams p,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tA,

@@ -9,9 +9,7 @@
 #ifndef BLOCKSCALE_TARGET_CUDA_CUDAEMITTER_H
 #define BLOCKSCALE_TARGET_CUDA_CUDAEMITTER_H
 
-#include "blockscale/Runtime/Gemm.h"
-#include "blockscale/Runtime/KernelSpec.h"
-#include "blockscale/Runtime/SourceGen.h"
+#include "blockscale/Runtime/KernelFamily.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
@@ -31,9 +29,10 @@ struct EmittedKernel {
 ::blockscale::Fp8Type toRuntimeFp8(Type fp8ElementType);
 ::blockscale::DType toRuntimeDType(Type floatElementType);
 
-/// Needs a `tile` attribute (run --blockscale-select-tiles first).
-FailureOr<EmittedKernel> emitGemmKernel(MatmulOp op);
-FailureOr<EmittedKernel> emitQuantizeKernel(QuantizeOp op);
+/// Needs a `tile` attribute (run --blockscale-select-tiles first). `debug`:
+/// DebugOption flags compiled into the kernel.
+FailureOr<EmittedKernel> emitGemmKernel(MatmulOp op, unsigned debug = 0);
+FailureOr<EmittedKernel> emitQuantizeKernel(QuantizeOp op, unsigned debug = 0);
 
 /// Every matmul and quantize op of `module`, in order, one source each,
 /// separated by `// ----- kernel <name>` lines.

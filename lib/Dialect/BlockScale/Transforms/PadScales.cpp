@@ -1,6 +1,7 @@
 //===- PadScales.cpp - choose physical scale layouts ------------*- C++ -*-===//
 
 #include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
+#include "blockscale/Runtime/ScaleLayout.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -15,21 +16,17 @@ using namespace mlir::blockscale;
 ScaleLayoutAttr mlir::blockscale::getRequiredScaleLayout(MLIRContext *ctx,
                                                          ScaleRecipe recipe,
                                                          bool isA) {
-  switch (recipe) {
-  case ScaleRecipe::blk_1x128:
-    // (rows, ceil(K/128)) read one K-block column per TMA box: rows
-    // contiguous, 16-byte K-block stride.
-    return ScaleLayoutAttr::get(ctx, Layout::col_major, 4);
-  case ScaleRecipe::blk_128x128:
-    // cuBLASLt BLK128x128: K-major, K-block stride rounded up to 4.
-    return ScaleLayoutAttr::get(ctx, Layout::col_major, 4);
-  case ScaleRecipe::blk_128x1:
-    // (ceil(K/128), N) read one K-block row of N per TMA box.
-    return ScaleLayoutAttr::get(ctx, Layout::row_major, 4);
-  case ScaleRecipe::tensorwise:
+  (void)isA; // (the rule depends on the recipe alone)
+  if (recipe == ScaleRecipe::tensorwise)
     return {};
-  }
-  llvm_unreachable("unknown recipe");
+  // The runtime's rule (blockscale/Runtime/ScaleLayout.h), which the casts'
+  // and GEMMs' launches and the C API apply too.
+  auto [br, bc] = getBlockShape(recipe);
+  return ScaleLayoutAttr::get(ctx,
+                              ::blockscale::scaleRowMajor(int(br), int(bc))
+                                  ? Layout::row_major
+                                  : Layout::col_major,
+                              ::blockscale::kScaleAlign);
 }
 
 /// A layout satisfies a requirement when it has the same order and its

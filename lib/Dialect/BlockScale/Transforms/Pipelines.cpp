@@ -11,8 +11,17 @@
 using namespace mlir;
 using namespace mlir::blockscale;
 
-void mlir::blockscale::buildJitPipeline(OpPassManager &pm,
-                                        const JitPipelineOptions &options) {
+::blockscale::TilingOptions JitPipelineOptions::tiling() const {
+  ::blockscale::TilingOptions t;
+  t.numSMs = numSMs;
+  t.smemBytes = smemBytes;
+  t.mHint = mHint;
+  t.force = force;
+  return t;
+}
+
+void mlir::blockscale::buildJitPipeline(
+    OpPassManager &pm, const ::blockscale::TilingOptions &options) {
   pm.addPass(createBlockScalePadScales());
   pm.addPass(createBlockScaleVerifyLayouts());
   BlockScaleSelectTilesOptions sel;
@@ -44,5 +53,7 @@ void mlir::blockscale::registerBlockScalePassesAndPipelines() {
       "blockscale-jit-pipeline",
       "What the JIT runs before emitting CUDA: pad-scales, verify-layouts, "
       "select-tiles",
-      buildJitPipeline);
+      [](OpPassManager &pm, const JitPipelineOptions &options) {
+        buildJitPipeline(pm, options.tiling());
+      });
 }

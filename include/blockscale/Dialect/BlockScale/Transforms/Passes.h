@@ -3,6 +3,8 @@
 #define BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_PASSES_H
 
 #include "blockscale/Dialect/BlockScale/IR/BlockScale.h"
+#include "blockscale/Dialect/BlockScale/Transforms/TileModel.h"
+#include "blockscale/Target/Cuda/Kernels/params.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -21,16 +23,18 @@ namespace mlir::blockscale {
 struct JitPipelineOptions : public PassPipelineOptions<JitPipelineOptions> {
   PassOptions::Option<int64_t> numSMs{
       *this, "num-sms", llvm::cl::desc("SM count of the target GPU"),
-      llvm::cl::init(132)};
+      llvm::cl::init(bs::kDefaultNumSMs)};
   PassOptions::Option<int64_t> smemBytes{
       *this, "smem-bytes", llvm::cl::desc("Dynamic shared memory per CTA"),
-      llvm::cl::init(232448)};
+      llvm::cl::init(bs::kMaxDynamicSmemBytes)};
   PassOptions::Option<int64_t> mHint{
       *this, "m-hint", llvm::cl::desc("M to plan for when M is dynamic"),
       llvm::cl::init(4096)};
   PassOptions::Option<std::string> force{
       *this, "force", llvm::cl::desc("Forced tile configuration"),
       llvm::cl::init("")};
+
+  ::blockscale::TilingOptions tiling() const;
 };
 
 /// Options of the sharding pipeline.
@@ -47,7 +51,8 @@ struct ShardPipelineOptions : public PassPipelineOptions<ShardPipelineOptions> {
 void buildShardPipeline(OpPassManager &pm, const ShardPipelineOptions &options);
 
 /// pad-scales -> verify-layouts -> select-tiles: what the JIT runs.
-void buildJitPipeline(OpPassManager &pm, const JitPipelineOptions &options);
+void buildJitPipeline(OpPassManager &pm,
+                      const ::blockscale::TilingOptions &options);
 
 /// Registers every pass and `--blockscale-jit-pipeline` for blockscale-opt.
 void registerBlockScalePassesAndPipelines();

@@ -57,9 +57,10 @@ def BlockScaleSelectTiles : Pass<"blockscale-select-tiles", "::mlir::ModuleOp"> 
     pipeline to the shared memory left after the epilogue buffer.
   }];
   let options = [
-    Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
+    Option<"numSMs", "num-sms", "int64_t", /*default=*/"::bs::kDefaultNumSMs",
            "Streaming multiprocessors of the target GPU">,
-    Option<"smemBytes", "smem-bytes", "int64_t", /*default=*/"232448",
+    Option<"smemBytes", "smem-bytes", "int64_t",
+           /*default=*/"::bs::kMaxDynamicSmemBytes",
            "Dynamic shared memory a CTA may use (bytes)">,
     Option<"mHint", "m-hint", "int64_t", /*default=*/"4096",
            "M to plan for when M is dynamic">,

@@ -7,6 +7,8 @@
 #ifndef BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_TILEMODEL_H
 #define BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_TILEMODEL_H
 
+#include "blockscale/Target/Cuda/Kernels/params.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,10 +31,20 @@ struct GemmProblem {
   bool accumulate = false;
 };
 
+/// The options of tile selection, as the JIT, the tools and
+/// `--blockscale-jit-pipeline` give them (JitPipelineOptions::tiling binds
+/// the pipeline's textual options to this once).
+struct TilingOptions {
+  int64_t numSMs = bs::kDefaultNumSMs;
+  int64_t smemBytes = bs::kMaxDynamicSmemBytes;
+  int64_t mHint = 4096; // M to plan for when M is dynamic
+  std::string force;    // a forced configuration, e.g. "bm=128,bn=128"
+};
+
 /// Device parameters of the model. Defaults: H100/H200 SXM (132 SMs).
 struct DeviceModel {
-  int numSMs = 132;
-  int smemBytes = 232448;
+  int numSMs = bs::kDefaultNumSMs;
+  int smemBytes = bs::kMaxDynamicSmemBytes;
   double clockHz = 1.71e9;           // SM clock seen under FP8 load (ncu)
   double hbmBytesPerSec = 3.3e12;    // achievable HBM for GEMM streams
   double l2Bytes = 50e6;             // H100/H200 L2 (split-K partials stay)

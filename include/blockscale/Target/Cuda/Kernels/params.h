@@ -16,6 +16,11 @@
 
 namespace bs {
 
+// Device defaults, for generation without a GPU (H100/H200 SXM): SMs, and
+// the dynamic shared memory a CTA may opt in to (227 KB).
+constexpr int kDefaultNumSMs = 132;
+constexpr int kMaxDynamicSmemBytes = 232448;
+
 // Division of 0 <= n < 2^31 by a divisor d fixed for the whole launch, as a
 // multiply-high and a shift: for d >= 2, with s = ceil(log2 d) and mul =
 // ceil(2^(31 + s) / d) (< 2^32), q = (n * mul) >> (31 + s) = umulhi(n, mul)
@@ -24,8 +29,8 @@ namespace bs {
 // the next integer (Granlund and Montgomery, "Division by invariant integers
 // using multiplication", PLDI 1994). d = 1 has mul = 0 and passes n through
 // `keep`. A 32-bit `/` is ~15 dependent instructions around a reciprocal; a
-// work unit's decode had five, which the single producer thread ran in ~1200
-// cycles before its first TMA load (2026-12-03 run 82 stamps).
+// work unit's decode has five, which the single producer thread runs before
+// its first TMA load.
 struct FastDiv {
   unsigned mul;
   int shift;
@@ -58,7 +63,7 @@ struct GemmParams {
   int tilesM, tilesN;        // ceil(m / BM), ceil(n / BN)
   int splits;                // K splits per output tile (1 = none)
   int raster;                // rasterization group width (in N tiles)
-  // The divisors of a work unit's decode (GemmSm90::decode): splits, raster
+  // The divisors of a work unit's decode (DenseTileScheduler): splits, raster
   // * tilesM, raster, and the last raster group's width (fewer N groups
   // than raster when they do not divide evenly).
   FastDiv divSplits, divRasterTiles, divRaster, divLastWidth;
@@ -103,20 +108,15 @@ struct QuantParams {
 // Whether a transposing cast of a result of `resultBytes` FP8 bytes keeps it
 // in L2 (evict_last on its TMA stores). Its rows are scattered over 128-byte
 // pieces of many rows at a time, and lines that stay longer in L2 reach DRAM
-// in longer runs. With the producer warp, same runs, % of copy bandwidth
-// (2026-12-03 runs 106-107): 64-128 MB results +1.3 to +2.5 points,
-// 160-192 MB +0.7 to +0.9, 256 MB +0.0 to +0.4, 512 MB (65536x8192) -0.8 to
-// -1.1. The rule chosen at launch against no hint, same run, two rounds
-// (run 108): the transposing casts at 32768x4096 (128 MiB) +1.4 to +1.7,
-// 16384x4096 +1.0 to +1.9, 65536x4096 (256 MiB) +0.3 to +0.4; casts in
-// input order and 65536x8192 unchanged.
+// in longer runs; past 256 MiB the hint evicts more than it gathers
+// (docs/decisions.md).
 BS_HOST_DEVICE constexpr bool quantKeepResultInL2(long long resultBytes) {
   return resultBytes <= (256ll << 20);
 }
 
 BS_HOST_DEVICE constexpr int constMax(int a, int b) { return a > b ? a : b; }
 
-// Splits summed in a cluster of `ksplit` CTAs (GemmSm90 KSPLIT): each CTA
+// Splits summed in a cluster of `ksplit` CTAs (GemmSplitK): each CTA
 // receives, from each of its ksplit - 1 peers, its share (every ksplit-th of
 // the bn / 8 float4 fragments per thread) for each 64-row slab of the tile.
 BS_HOST_DEVICE constexpr int gemmKsplitRecvBytes(int bm, int bn, int ksplit) {
@@ -126,8 +126,9 @@ BS_HOST_DEVICE constexpr int gemmKsplitRecvBytes(int bm, int bn, int ksplit) {
              : 0;
 }
 
-// Dynamic shared memory of a GEMM configuration; the kernel carves the same
-// regions in the same order (see gemm_sm90.cuh).
+// Dynamic shared memory of a GEMM configuration; the kernel's SharedStorage
+// (gemm_config.cuh) holds the same regions in the same order and checks
+// its size against this.
 BS_HOST_DEVICE constexpr int gemmSmemBytes(int bm, int bn, int stages,
                                            int outBytes, bool wgrad,
                                            int ksplit = 1) {
@@ -145,10 +146,9 @@ BS_HOST_DEVICE constexpr int gemmSmemBytes(int bm, int bn, int stages,
 // in a shared-memory ring that TMA fills while it works on an earlier tile
 // (a transposing cast writes its FP8 transpose into the stage it has just
 // read). After the ring come the block maxima and inverse scales, then the
-// ring's mbarriers (two per stage: tile landed, transpose ready to store):
-// the dynamic shared memory, 1024-byte aligned by the kernel and carved in
-// this order by quantize.cuh. (The second set of mbarriers is used when the
-// cast has a producer warp.)
+// ring's mbarriers (two per stage: tile landed, workers done with it): the
+// dynamic shared memory, 1024-byte aligned by the kernel (QuantizeTile's
+// SharedStorage, quantize.cuh).
 constexpr int kQuantStages = 3;
 BS_HOST_DEVICE constexpr int quantScratchBytes() {
   return 8 * 128 * 4 /* per-warp column maxima */ +
@@ -163,25 +163,23 @@ BS_HOST_DEVICE constexpr int quantSmemBytes(int inBytes) {
 BS_HOST_DEVICE constexpr int quantCtasPerSM(int inBytes) {
   return inBytes == 4 ? 1 : 2;
 }
-// Whether a staged cast has, besides its 256 workers, a warp that issues its
-// TMA loads and stores (QuantizeTile::kExtraWarp; the host launches 288
-// threads then). Two CTAs of nine warps leave ptxas 96 registers per thread
-// (five warps on some of the SM's four register files), and the 16-bit
-// 1x128 transposing cast's workers need more: 116 without the extra warp,
-// 44-88 bytes of spills at 96. That one keeps 256 threads, worker 0 issuing
-// the TMA operations.
+// Whether a cast has, besides its 256 workers, a warp that issues its TMA
+// loads and stores (quantize.cuh; the host launches 288 threads then). Two
+// CTAs of nine warps leave ptxas 96 registers per thread (the 64K registers
+// are four files of 16K, and five of the eighteen warps share a file), and
+// the 16-bit 1x128 transposing cast's workers need more (116; they spill at
+// 96): that one keeps 256 threads, worker 0 issuing the TMA operations.
 BS_HOST_DEVICE constexpr bool quantHasProducerWarp(int inBytes, int br,
                                                    bool transposed) {
   return !(transposed && br == 1 && quantCtasPerSM(inBytes) == 2);
 }
 // Threads of a cast's CTA (QuantizeTile::kThreads, the host's launch): the
-// workers that hold the tile, and the producer warp of a staged cast that
-// has one.
+// workers that hold the tile, and the producer warp of a cast that has one.
 constexpr int kQuantWorkers = 256;
-BS_HOST_DEVICE constexpr int quantThreads(int inBytes, int br, bool transposed,
-                                          bool staged) {
+BS_HOST_DEVICE constexpr int quantThreads(int inBytes, int br,
+                                          bool transposed) {
   return kQuantWorkers +
-         (staged && quantHasProducerWarp(inBytes, br, transposed) ? 32 : 0);
+         (quantHasProducerWarp(inBytes, br, transposed) ? 32 : 0);
 }
 
 // Largest pipeline depth that fits `smemLimit` bytes.
@@ -195,10 +193,18 @@ BS_HOST_DEVICE constexpr int gemmMaxStages(int bm, int bn, int outBytes,
   return s;
 }
 
-// Phase stamps of the GEMM kernel compiled with -DBS_EXP_TIMELINE (an
-// experiment): slot s of CTA c is bsTimelineStamps[c * kSlots + s], clock64
-// for the phases and globaltimer (ns) for GEntry / GExit; the host reads them
-// (blockscale-gen --timeline, Runtime/Timeline.h).
+// Debug options of a kernel (KernelSpec::debug; part of its source, hence
+// of its cache key): the generated source defines BS_DEBUG_HANG /
+// BS_DEBUG_TIMELINE for them.
+enum DebugFlags : unsigned {
+  kDebugHang = 1u,     // mbarrier waits trap with a message instead of hanging
+  kDebugTimeline = 2u, // per-CTA phase stamps (timeline.cuh)
+};
+
+// Phase stamps of a GEMM compiled with the timeline option: slot s of CTA c
+// is bsTimelineStamps[c * kSlots + s], clock64 for the phases and
+// globaltimer (ns) for GEntry / GExit; the host reads them
+// (blockscale-gen --run --debug=timeline).
 namespace timeline {
 enum Slot {
   Entry,     // kernel entry

@@ -122,7 +122,7 @@ __device__ __forceinline__ void tmaStore2d(const TmaDesc &d, u32 src, int x,
                : "memory");
 }
 
-// The same with an L2 cache policy from createpolicy (experiments only).
+// The same with an L2 cache policy from createpolicy.
 __device__ __forceinline__ void tmaStore2dHint(const TmaDesc &d, u32 src, int x,
                                                int y, u64 policy) {
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"
@@ -130,12 +130,6 @@ __device__ __forceinline__ void tmaStore2dHint(const TmaDesc &d, u32 src, int x,
                    reinterpret_cast<u64>(&d)),
                "r"(src), "r"(x), "r"(y), "l"(policy)
                : "memory");
-}
-__device__ __forceinline__ u64 l2PolicyEvictFirst() {
-  u64 p;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"
-               : "=l"(p));
-  return p;
 }
 __device__ __forceinline__ u64 l2PolicyEvictLast() {
   u64 p;
@@ -182,7 +176,7 @@ __device__ __forceinline__ u32 clusterCtaRank() {
 }
 
 // The two halves of clusterSync, apart for a cluster whose CTAs first touch
-// each other's shared memory much later (GemmSm90 KSPLIT): the wait then
+// each other's shared memory much later (GemmSplitK): the wait then
 // comes where the peers have long arrived.
 __device__ __forceinline__ void clusterArrive() {
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
@@ -216,9 +210,7 @@ __device__ __forceinline__ void clusterSync() {
 // attribute, the wait returns at once.
 
 __device__ __forceinline__ void gridDepWait() {
-#ifndef BS_EXP_NO_GRID_DEP_WAIT // experiment: what the wait orders (GPU tests)
   asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
 }
 // Lets the next programmatically dependent kernel launch once every CTA of
 // this grid has executed it (or exited); that kernel's own gridDepWait still
@@ -236,10 +228,10 @@ __device__ __forceinline__ u32 mapaShared(u32 addr, u32 rank) {
 
 // Arrival on a peer CTA's barrier (address from mapaShared). Release at CTA
 // scope is enough: what it announces is that this CTA's wgmmas finished
-// reading a stage, and wgmma.wait_group already ordered those reads. With
-// a cluster-scope release (.release.cluster) in its place, CTA pairs ran at
-// 578 instead of 962 TFLOP/s on the H200 (2026-12-02 run 13,
-// 4096x7168x4096, bm=128, bn=128).
+// reading a stage, and wgmma.wait_group already ordered those reads. A
+// cluster-scope release (.release.cluster) in its place waits for this
+// thread's memory operations to reach cluster scope and cost CTA pairs 40 %
+// of their speed (docs/decisions.md).
 __device__ __forceinline__ void mbarArriveCluster(u32 clusterAddr) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(clusterAddr)
                : "memory");

@@ -1,6 +1,6 @@
 //===- Reference.cpp - host reference of the kernels' math ------*- C++ -*-===//
 
-#include "blockscale/Runtime/Reference.h"
+#include "support/Reference.h"
 
 #include <algorithm>
 #include <cfenv>
@@ -153,7 +153,7 @@ GemmOperands ref::makeGemmOperands(GemmForm form, int64_t m, int64_t n,
   qa.rows = m;
   qa.cols = k;
   o.a.resize(size_t(m) * k);
-  ScaleGeometry ga = quantScaleGeometry(qa, m, 0);
+  ScaleGeometry ga = llvm::cantFail(quantScaleGeometry(qa, m, 0));
   o.sa.assign(ga.allocElements, 0.f);
   quantize(qa, xa.data(), m, k, o.a.data(), k, o.sa.data(), ga);
   o.ldsa = ga.strideCol;
@@ -173,7 +173,7 @@ GemmOperands ref::makeGemmOperands(GemmForm form, int64_t m, int64_t n,
     qb.blockCols = 128;
   }
   o.b.resize(size_t(n) * k);
-  ScaleGeometry gb = quantScaleGeometry(qb, n, 0);
+  ScaleGeometry gb = llvm::cantFail(quantScaleGeometry(qb, n, 0));
   o.sb.assign(gb.allocElements, 0.f);
   quantize(qb, xb.data(), n, k, o.b.data(), k, o.sb.data(), gb);
   // Logical scale (kb, nb or n) strides.

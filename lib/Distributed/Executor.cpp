@@ -1,168 +1,26 @@
-//===- Distributed.cpp - per-device plans and their NCCL execution -*- C++ -*-===//
+//===- Executor.cpp - running device plans with NCCL -------------*- C++ -*-===//
 
-#include "blockscale/JIT/Distributed.h"
-#include "blockscale/JIT/Jit.h"
+#include "blockscale/Distributed/Executor.h"
 #include "blockscale/Runtime/CudaDriver.h"
 #include "blockscale/Runtime/DynamicLibrary.h"
+#include "blockscale/Runtime/Error.h"
+#include "blockscale/Runtime/Runtime.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <nccl.h>
 
 #include <cstring>
+#include <map>
 #include <mutex>
 
 using namespace blockscale;
 using namespace blockscale::dist;
 
-static llvm::Error err(const std::string &m) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), m.c_str());
-}
-
-int dist::elemBytes(ElemType t) {
-  switch (t) {
-  case ElemType::F8E4M3:
-  case ElemType::F8E5M2:
-    return 1;
-  case ElemType::BF16:
-  case ElemType::F16:
-    return 2;
-  case ElemType::F32:
-    return 4;
-  }
-  return 0;
-}
-
-llvm::StringRef dist::toString(ElemType t) {
-  switch (t) {
-  case ElemType::F8E4M3:
-    return "f8E4M3FN";
-  case ElemType::F8E5M2:
-    return "f8E5M2";
-  case ElemType::BF16:
-    return "bf16";
-  case ElemType::F16:
-    return "f16";
-  case ElemType::F32:
-    return "f32";
-  }
-  return "?";
-}
-
-int TensorInfo::outerDim() const {
-  if (shape.size() < 2)
-    return 0;
-  return strides[0] >= strides[1] ? 0 : 1;
-}
-
-int64_t dist::gridSize(llvm::ArrayRef<int64_t> g) {
-  int64_t n = 1;
-  for (int64_t d : g)
-    n *= d;
-  return n;
-}
-
-std::vector<int64_t> dist::gridIndex(llvm::ArrayRef<int64_t> g, int64_t rank) {
-  std::vector<int64_t> idx(g.size());
-  for (int i = int(g.size()) - 1; i >= 0; --i) {
-    idx[i] = rank % g[i];
-    rank /= g[i];
-  }
-  return idx;
-}
-
-static int64_t linearize(llvm::ArrayRef<int64_t> g,
-                         llvm::ArrayRef<int64_t> idx) {
-  int64_t r = 0;
-  for (size_t i = 0; i < g.size(); ++i)
-    r = r * g[i] + idx[i];
-  return r;
-}
-
-std::vector<int64_t> dist::groupRanks(llvm::ArrayRef<int64_t> g,
-                                      llvm::ArrayRef<int> axes, int64_t rank) {
-  std::vector<int64_t> base = gridIndex(g, rank);
-  std::vector<int64_t> sizes;
-  for (int a : axes)
-    sizes.push_back(g[a]);
-  std::vector<int64_t> out;
-  int64_t n = gridSize(sizes);
-  for (int64_t i = 0; i < n; ++i) {
-    std::vector<int64_t> sub = gridIndex(sizes, i), idx = base;
-    for (size_t j = 0; j < axes.size(); ++j)
-      idx[axes[j]] = sub[j];
-    out.push_back(linearize(g, idx));
-  }
-  return out;
-}
-
-std::vector<int64_t>
-dist::shardOffsets(llvm::ArrayRef<int64_t> g,
-                   const std::vector<std::vector<int>> &splits,
-                   llvm::ArrayRef<int64_t> globalShape, int64_t rank) {
-  std::vector<int64_t> idx = gridIndex(g, rank), off(globalShape.size(), 0);
-  for (size_t d = 0; d < globalShape.size() && d < splits.size(); ++d) {
-    int64_t shard = 0, count = 1;
-    for (int a : splits[d]) {
-      shard = shard * g[a] + idx[a];
-      count *= g[a];
-    }
-    off[d] = shard * (globalShape[d] / count);
-  }
-  return off;
-}
-
-static std::string shapeStr(const std::vector<int64_t> &v) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  llvm::interleave(v, os, "x");
-  return s;
-}
-
-std::string DevicePlan::str() const {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "grid " << shapeStr(gridShape) << "\n";
-  for (auto [i, t] : llvm::enumerate(tensors))
-    os << "  %" << i << " " << t.name << ": " << shapeStr(t.shape) << "x"
-       << toString(t.type) << " strides [" << shapeStr(t.strides)
-       << "] alloc " << t.allocElements << "\n";
-  auto ids = [&](const std::vector<int> &v) {
-    std::string r;
-    for (int x : v)
-      r += (r.empty() ? "%" : ", %") + std::to_string(x);
-    return r;
-  };
-  os << "  args (" << ids(args) << ") results (" << ids(results) << ")\n";
-  for (const Step &st : steps) {
-    switch (st.kind) {
-    case Step::Kind::Quantize:
-      os << "  quantize " << st.quant.blockRows << "x" << st.quant.blockCols
-         << (st.quant.transpose ? " transpose" : "")
-         << (st.quant.colMajor ? " col_major" : "") << " rows " << st.quant.rows
-         << " cols " << st.quant.cols;
-      break;
-    case Step::Kind::Gemm:
-      os << "  gemm " << blockscale::toString(st.gemm.form) << " "
-         << st.gemm.m << "x" << st.gemm.n << "x" << st.gemm.k << " "
-         << blockscale::toString(st.gemm.out)
-         << (st.gemm.accumulate ? " +=" : "");
-      break;
-    case Step::Kind::AllReduce:
-      os << "  all_reduce axes [" << llvm::join(llvm::map_range(st.gridAxes, [](int a) { return std::to_string(a); }), ",") << "]";
-      break;
-    case Step::Kind::AllGather:
-      os << "  all_gather axes [" << llvm::join(llvm::map_range(st.gridAxes, [](int a) { return std::to_string(a); }), ",") << "] axis " << st.axis;
-      break;
-    case Step::Kind::ReduceScatter:
-      os << "  reduce_scatter axes [" << llvm::join(llvm::map_range(st.gridAxes, [](int a) { return std::to_string(a); }), ",") << "] axis " << st.axis;
-      break;
-    }
-    os << " (" << ids(st.inputs) << ") -> (" << ids(st.outputs) << ")\n";
-  }
-  return s;
+static llvm::Error err(const llvm::Twine &m) {
+  return makeError(ErrorCode::InvalidArgument, m);
 }
 
 //===----------------------------------------------------------------------===//
@@ -205,7 +63,7 @@ static llvm::Expected<const NcclApi &> getNccl() {
       error = "NCCL lacks " + lib.missing();
   });
   if (!error.empty())
-    return err(error);
+    return makeError(ErrorCode::NoDevice, error);
   return api;
 }
 
@@ -213,7 +71,8 @@ static llvm::Error ncclCheck(const NcclApi &n, ncclResult_t r,
                              const char *what) {
   if (r == ncclSuccess)
     return llvm::Error::success();
-  return err(std::string(what) + " failed: " + n.ncclGetErrorString(r));
+  return makeError(ErrorCode::Cuda,
+                   std::string(what) + " failed: " + n.ncclGetErrorString(r));
 }
 
 static llvm::Expected<ncclDataType_t> ncclType(ElemType t, bool reduce) {
@@ -245,6 +104,24 @@ struct Executor::Impl {
   std::map<int, std::pair<CUdeviceptr, size_t>> buffers;
   bool local = false;        // collectives are the caller's
   std::vector<void *> bound; // tensor id -> device pointer
+  // Kernels by generated source, compiled (or found in the caches) once.
+  std::map<std::string, std::shared_ptr<CompiledKernel>> kernels;
+
+  llvm::Expected<CompiledKernel *> kernel(const Step &st) {
+    if (st.kernelSource.empty())
+      return err("a kernel step of the plan has no source; build plans with "
+                 "buildDevicePlan");
+    auto &k = kernels[st.kernelSource];
+    if (!k) {
+      auto c = KernelRegistry::global().getOrCompile(st.kernelSource);
+      if (!c) {
+        kernels.erase(st.kernelSource);
+        return c.takeError();
+      }
+      k = *c;
+    }
+    return k.get();
+  }
 
   ~Impl() {
     if (auto n = getNccl()) {
@@ -434,7 +311,7 @@ llvm::Error Executor::runStep(const DevicePlan &plan, size_t step,
     return err("a local executor leaves collectives to its caller");
   switch (st.kind) {
   case Step::Kind::Quantize: {
-    auto k = getQuantKernel(st.quant);
+    auto k = impl->kernel(st);
     if (!k)
       return k.takeError();
     QuantArgs a;
@@ -445,12 +322,12 @@ llvm::Error Executor::runStep(const DevicePlan &plan, size_t step,
     a.ldx = T(st.inputs[0]).strides[0];
     a.ldq = ld(st.outputs[0]);
     a.ldScale = ld(st.outputs[1]);
-    if (auto e = (**k)(a, stream))
+    if (auto e = QuantFamily::launch(**k, {}, st.quant, a, stream))
       return std::move(e);
     return llvm::Error::success();
   }
   case Step::Kind::Gemm: {
-    auto k = getGemmKernel(st.gemm);
+    auto k = impl->kernel(st);
     if (!k)
       return k.takeError();
     GemmArgs a;
@@ -480,7 +357,7 @@ llvm::Error Executor::runStep(const DevicePlan &plan, size_t step,
               "cuMemcpyDtoDAsync"))
         return std::move(e);
     }
-    if (auto e = (**k)(a, stream))
+    if (auto e = GemmFamily::launch(**k, st.launch, st.gemm, a, stream))
       return std::move(e);
     return llvm::Error::success();
   }

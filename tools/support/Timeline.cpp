@@ -1,6 +1,6 @@
 //===- Timeline.cpp - phase stamps of an instrumented GEMM ------*- C++ -*-===//
 
-#include "blockscale/Runtime/Timeline.h"
+#include "support/Timeline.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

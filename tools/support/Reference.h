@@ -1,8 +1,8 @@
 //===- Reference.h - host reference of the kernels' math --------*- C++ -*-===//
 //
 // Bit-exact host versions of the casts (same f32 operations, same rounding)
-// and an f64 reference GEMM, used by blockscale-gen --run, the tests and the
-// C API's self-check.
+// and an f64 reference GEMM, used by blockscale-gen --run,
+// blockscale-run-sharded --check and the tests.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_RUNTIME_REFERENCE_H

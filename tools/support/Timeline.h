@@ -1,6 +1,6 @@
 //===- Timeline.h - phase stamps of an instrumented GEMM ---------*- C++ -*-===//
 //
-// A GEMM compiled with -DBS_EXP_TIMELINE (an experiment) records, per CTA,
+// A GEMM compiled with the timeline debug option records, per CTA,
 // clock64 at each phase of bs::timeline::Slot and globaltimer at entry and
 // exit in its module-scope array `bsTimelineStamps`. This turns one launch's
 // array into a report: per phase, the cycles after each CTA's entry
@@ -20,7 +20,7 @@
 
 namespace blockscale {
 
-/// The array's name in the module (extern "C" in gemm_sm90.cuh).
+/// The array's name in the module (extern "C" in timeline.cuh).
 inline constexpr const char *kTimelineSymbol = "bsTimelineStamps";
 /// Its size in bytes.
 inline constexpr size_t kTimelineBytes =

@@ -1,0 +1,111 @@
+//===- KernelFamily.h - one description per kernel family ------*- C++ -*-===//
+//
+// Everything the layers above need to know about a family of kernels (the
+// GEMMs, the casts, and later the grouped GEMMs), in one place: its
+// description (Desc, validated can_implement-style with messages that say
+// what was expected, what was found and the fix) and cache key, the
+// compile-time spec of its kernels, their launch geometry, shared memory and
+// workspace, their CUDA source, and the launch (argument checks, tensor
+// maps, grid). The registry, the JIT, the C API, the tools and Python go
+// through these; none of them repeats a family's rules.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BLOCKSCALE_RUNTIME_KERNELFAMILY_H
+#define BLOCKSCALE_RUNTIME_KERNELFAMILY_H
+
+#include "blockscale/Runtime/Gemm.h"
+#include "blockscale/Runtime/KernelSpec.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <string>
+
+namespace blockscale {
+
+class CompiledKernel;
+
+/// Launch-time choices of a cast kernel: none (the grid follows the shape).
+struct QuantLaunchConfig {};
+
+struct GemmFamily {
+  using Desc = GemmDesc;
+  using Args = GemmArgs;
+  using Spec = GemmKernelSpec;
+  using LaunchConfig = GemmLaunchConfig;
+  static constexpr KernelKind kind = KernelKind::Gemm;
+  static constexpr llvm::StringLiteral name = "gemm";
+
+  /// Whether the kernels implement the description.
+  static llvm::Error canImplement(const Desc &d) { return d.validate(); }
+  static std::string key(const Desc &d) { return d.key(); }
+  static const Spec &spec(const KernelSpec &s) { return s.gemm; }
+  static std::string kernelName(const Spec &s);
+  /// The template instantiation (after the spec line and debug defines).
+  static void writeInstantiation(const Spec &s, const std::string &name,
+                                 llvm::raw_ostream &os);
+  /// Split-K workspace a launch of `m` rows needs (0 for none); an error
+  /// when it does not fit 64-bit sizes.
+  static llvm::Expected<size_t> workspaceBytes(const Spec &s,
+                                               const LaunchConfig &l,
+                                               int64_t m, int64_t n,
+                                               int64_t k);
+  /// Checks the arguments against the description and the kernel, encodes
+  /// the tensor maps (reused while the same kernel runs on the same
+  /// buffers) and launches on `stream`.
+  static llvm::Error launch(CompiledKernel &kernel, const LaunchConfig &l,
+                            const Desc &d, const Args &a, CUstream stream);
+};
+
+struct QuantFamily {
+  using Desc = QuantDesc;
+  using Args = QuantArgs;
+  using Spec = QuantKernelSpec;
+  using LaunchConfig = QuantLaunchConfig;
+  static constexpr KernelKind kind = KernelKind::Quantize;
+  static constexpr llvm::StringLiteral name = "quantize";
+
+  static llvm::Error canImplement(const Desc &d) { return d.validate(); }
+  static std::string key(const Desc &d) { return d.key(); }
+  static const Spec &spec(const KernelSpec &s) { return s.quant; }
+  static std::string kernelName(const Spec &s);
+  static void writeInstantiation(const Spec &s, const std::string &name,
+                                 llvm::raw_ostream &os);
+  static llvm::Expected<size_t> workspaceBytes(const Spec &, const LaunchConfig &,
+                                               int64_t, int64_t, int64_t) {
+    return 0;
+  }
+  static llvm::Error launch(CompiledKernel &kernel, const LaunchConfig &l,
+                            const Desc &d, const Args &a, CUstream stream);
+};
+
+/// The scales a cast of `rows` rows (the description's when it has them)
+/// writes: their logical shape in the result's frame and physical strides
+/// (ScaleLayout.h), with leading stride ldScale (0: the default).
+llvm::Expected<ScaleGeometry> quantScaleGeometry(const QuantDesc &desc,
+                                                 int64_t rows,
+                                                 int64_t ldScale = 0);
+
+/// The kernel's name for a spec (also its extern "C" symbol), with a
+/// suffix for its debug options.
+std::string kernelName(const KernelSpec &spec);
+
+/// The CUDA source for a spec: `comment` on top (keep shapes out of it: the
+/// source is the cache key, and one binary serves every M, N, K), the spec
+/// line, the debug defines, the family's template instantiation.
+std::string generateCudaSource(const KernelSpec &spec,
+                               llvm::StringRef comment = "");
+
+/// Calls f(Family{}) with the family of `kind`.
+template <class F> decltype(auto) withFamily(KernelKind kind, F &&f) {
+  if (kind == KernelKind::Quantize)
+    return f(QuantFamily{});
+  return f(GemmFamily{});
+}
+
+} // namespace blockscale
+
+#endif

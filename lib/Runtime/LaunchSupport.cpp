@@ -1,0 +1,102 @@
+//===- LaunchSupport.cpp - what the families' launches share ----*- C++ -*-===//
+
+#include "LaunchSupport.h"
+#include "blockscale/Runtime/Error.h"
+#include "blockscale/Runtime/Runtime.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+using namespace blockscale;
+using namespace blockscale::detail;
+
+llvm::Error detail::encodeTensorMap(const CudaDriver &d, CUtensorMap *map,
+                                    CUtensorMapDataType type, const void *ptr,
+                                    uint64_t inner, uint64_t outer,
+                                    uint64_t strideBytes, uint32_t boxInner,
+                                    uint32_t boxOuter,
+                                    CUtensorMapSwizzle swizzle,
+                                    const char *what) {
+  cuuint64_t dims[2] = {inner, outer};
+  cuuint64_t strides[1] = {strideBytes};
+  cuuint32_t box[2] = {boxInner, boxOuter};
+  cuuint32_t estr[2] = {1, 1};
+  CUresult r = d.cuTensorMapEncodeTiled(
+      map, type, 2, const_cast<void *>(ptr), dims, strides, box, estr,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return makeError(
+        ErrorCode::Cuda,
+        d.errorString(r, "cuTensorMapEncodeTiled") +
+            llvm::formatv(" for {0} (dims {1}x{2}, row stride {3} bytes, "
+                          "box {4}x{5}, address {6})",
+                          what, outer, inner, strideBytes, boxOuter, boxInner,
+                          ptr)
+                .str());
+  return llvm::Error::success();
+}
+
+/// BLOCKSCALE_PDL: unset or empty gives the default, "0" off, else on.
+static std::atomic<int> &programmaticLaunchFlag() {
+  static std::atomic<int> flag([] {
+    const char *e = std::getenv("BLOCKSCALE_PDL");
+    return !e || !*e || std::strcmp(e, "0") != 0;
+  }());
+  return flag;
+}
+
+bool blockscale::programmaticLaunch() {
+  return programmaticLaunchFlag().load(std::memory_order_relaxed) != 0;
+}
+
+void blockscale::setProgrammaticLaunch(bool on) {
+  programmaticLaunchFlag().store(on ? 1 : 0, std::memory_order_relaxed);
+}
+
+void detail::addProgrammaticLaunch(CUlaunchConfig &cfg,
+                                   CUlaunchAttribute *attrs) {
+  if (!programmaticLaunch())
+    return;
+  CUlaunchAttribute &a = attrs[cfg.numAttrs++];
+  std::memset(&a, 0, sizeof(a));
+  a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  a.value.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attrs;
+}
+
+llvm::Expected<void *> detail::runtimeWorkspace(const CudaDriver &d,
+                                                size_t bytes, CUstream stream) {
+  struct Workspace {
+    CUdeviceptr ptr = 0;
+    size_t bytes = 0;
+  };
+  static std::mutex mu;
+  static std::map<std::pair<CUcontext, CUstream>, Workspace> pool;
+  CUcontext ctx;
+  if (auto e = d.check(d.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent"))
+    return std::move(e);
+  std::lock_guard<std::mutex> lock(mu);
+  Workspace &w = pool[{ctx, stream}];
+  if (w.bytes < bytes) {
+    if (w.ptr) {
+      d.cuStreamSynchronize(stream);
+      d.cuMemFree_v2(w.ptr);
+      w = Workspace();
+    }
+    size_t want = (bytes + (1u << 20) - 1) / (1u << 20) * (1u << 20);
+    if (auto e = d.check(d.cuMemAlloc_v2(&w.ptr, want),
+                         "cuMemAlloc (split-K workspace)"))
+      return std::move(e);
+    // Zero everything once: counters anywhere in it start at zero.
+    if (auto e = d.check(d.cuMemsetD8Async(w.ptr, 0, want, stream),
+                         "cuMemsetD8Async"))
+      return std::move(e);
+    w.bytes = want;
+  }
+  return reinterpret_cast<void *>(w.ptr);
+}

@@ -1,0 +1,217 @@
+//===- QuantFamily.cpp - the cast kernel family -----------------*- C++ -*-===//
+
+#include "LaunchSupport.h"
+#include "blockscale/Runtime/Error.h"
+#include "blockscale/Runtime/Runtime.h"
+#include "blockscale/Target/Cuda/Kernels/params.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+using namespace blockscale;
+using namespace blockscale::detail;
+
+// The kernel counts rows and columns in ints.
+static constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
+
+std::string QuantDesc::key() const {
+  return llvm::formatv("quant:{0}:{1}:{2}x{3}:{4}:{5}:{6}:{7}:{8}",
+                       toString(in), toString(out), blockRows, blockCols,
+                       transpose ? 1 : 0, colMajor ? 1 : 0, rows, cols, debug)
+      .str();
+}
+
+llvm::Error QuantDesc::validate() const {
+  if (!isBlockRecipe(blockRows, blockCols))
+    return invalidArgument(llvm::formatv("QuantDesc: expected a 1x128, 128x1 "
+                                         "or 128x128 recipe but got {0}x{1}",
+                                         blockRows, blockCols));
+  if (cols <= 0 || rows == 0 || rows < -1 || cols > kMaxDim || rows > kMaxDim)
+    return invalidArgument(llvm::formatv(
+        "QuantDesc: expected 0 < cols < 2^31 and 0 < rows < 2^31 (or -1: "
+        "dynamic) but got {0}x{1}",
+        rows, cols));
+  if (debug & ~unsigned(DebugHang))
+    return invalidArgument(llvm::formatv(
+        "QuantDesc: expected debug flags from DebugHang (casts have no "
+        "timeline) but got {0}",
+        debug));
+  int inBytes = dtypeBytes(in);
+  if (cols * inBytes % 16 != 0)
+    return invalidArgument(llvm::formatv(
+        "QuantDesc: expected input rows of a multiple of 16 bytes but got "
+        "cols = {0} ({1}); pad cols to {2}",
+        cols, toString(in), (cols * inBytes + 15) / 16 * 16 / inBytes));
+  if (!writesTransposed() && cols % 16 != 0)
+    return invalidArgument(llvm::formatv("QuantDesc: expected cols to be a "
+                                         "multiple of 16 (FP8 rows for TMA) "
+                                         "but got {0}",
+                                         cols));
+  if (writesTransposed() && rows > 0 && rows % 16 != 0)
+    return invalidArgument(llvm::formatv(
+        "QuantDesc: expected rows to be a multiple of 16 for a transposed "
+        "result (its FP8 rows are the input's columns) but got {0}",
+        rows));
+  return llvm::Error::success();
+}
+
+std::string QuantFamily::kernelName(const Spec &q) {
+  return llvm::formatv("bs_quantize_{0}_{1}_{2}x{3}{4}", toString(q.in),
+                       toString(q.out), q.br, q.bc, q.transposed ? "_t" : "")
+      .str();
+}
+
+void QuantFamily::writeInstantiation(const Spec &q, const std::string &name,
+                                     llvm::raw_ostream &os) {
+  const char *in = q.in == DType::BF16  ? "bs::InBf16"
+                   : q.in == DType::F16 ? "bs::InF16"
+                                        : "bs::InF32";
+  os << "#include \"blockscale/quantize.cuh\"\n\n";
+  os << llvm::formatv("using BsKernel = bs::QuantizeTile<{0}, /*FMT=*/{1}, "
+                      "/*BR=*/{2}, /*BC=*/{3}, /*TRANS=*/{4}>;\n\n",
+                      in, q.out == Fp8Type::E4M3 ? 0 : 1, q.br, q.bc,
+                      q.transposed ? "true" : "false");
+  os << "extern \"C\" __global__ void "
+        "__launch_bounds__(BsKernel::kThreads, BsKernel::kMinCtas)\n"
+     << name << "(const __grid_constant__ bs::QuantParams p,\n"
+     << "    const __grid_constant__ bs::TmaDesc tX";
+  if (q.transposed)
+    os << ",\n    const __grid_constant__ bs::TmaDesc tQ) {\n"
+       << "  BsKernel::run(p, tX, tQ);\n}\n";
+  else
+    os << ") {\n  BsKernel::run(p, tX);\n}\n";
+}
+
+llvm::Expected<ScaleGeometry> blockscale::quantScaleGeometry(const QuantDesc &q,
+                                                             int64_t rows,
+                                                             int64_t ldScale) {
+  if (rows < 0)
+    rows = q.rows;
+  if (rows < 0)
+    return invalidArgument("quantScaleGeometry: the cast's rows are dynamic; "
+                           "give the number of rows");
+  // The logical result is the input or its transpose.
+  int64_t l0 = q.transpose ? q.cols : rows, l1 = q.transpose ? rows : q.cols;
+  return scaleGeometry(q.blockRows, q.blockCols, l0, l1, ldScale);
+}
+
+llvm::Error QuantFamily::launch(CompiledKernel &kernel, const LaunchConfig &,
+                                const Desc &q, const Args &a,
+                                CUstream stream) {
+  if (kernel.spec.kind != KernelKind::Quantize)
+    return invalidArgument("launchQuantize: " + kernel.spec.name +
+                           " is not a cast kernel");
+  int64_t rows = q.rows >= 0 ? q.rows : a.rows;
+  if (rows < 0)
+    return invalidArgument(
+        "launchQuantize: rows are dynamic; set QuantArgs::rows");
+  if (q.rows >= 0 && a.rows >= 0 && a.rows != q.rows)
+    return invalidArgument(llvm::formatv("launchQuantize: the kernel was "
+                                         "built for {0} rows but got {1}",
+                                         q.rows, a.rows));
+  if (rows > kMaxDim)
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: expected rows < 2^31 but got {0}", rows));
+  if (rows == 0)
+    return llvm::Error::success();
+  if (q.writesTransposed() && rows % 16)
+    return invalidArgument(llvm::formatv("launchQuantize: expected rows to be "
+                                         "a multiple of 16 for a transposed "
+                                         "result but got {0}",
+                                         rows));
+  if (!a.x || !a.q || !a.s)
+    return invalidArgument("launchQuantize: null pointer argument (x, q and "
+                           "scale are required)");
+  if (!aligned16(a.x) || !aligned16(a.q))
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: expected 16-byte aligned input and output but got "
+        "x = {0}, q = {1}",
+        a.x, a.q));
+  const int64_t ldx = a.ldx ? a.ldx : q.cols;
+  const int64_t qRow = q.writesTransposed() ? rows : q.cols;
+  const int64_t ldq = a.ldq ? a.ldq : qRow;
+  const int64_t kMaxStride = int64_t(1) << 40;
+  if (ldx < q.cols || (ldx * dtypeBytes(q.in)) % 16 || ldq % 16 || ldq < qRow ||
+      ldx > kMaxStride || ldq > kMaxStride)
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: expected ldx >= {0} with 16-byte rows and ldq >= {1}, "
+        "a multiple of 16, both below 2^40, but got ldx = {2}, ldq = {3}",
+        q.cols, qRow, ldx, ldq));
+  auto g = quantScaleGeometry(q, rows, a.ldScale);
+  if (!g)
+    return withContext(g.takeError(), "launchQuantize: ");
+
+  auto dOr = getCudaDriver();
+  if (!dOr)
+    return dOr.takeError();
+  const CudaDriver &d = *dOr;
+  auto fn = kernel.function();
+  if (!fn)
+    return fn.takeError();
+
+  bs::QuantParams p;
+  std::memset(&p, 0, sizeof(p));
+  p.x = a.x;
+  p.q = a.q;
+  p.s = a.s;
+  p.rows = int(rows);
+  p.cols = int(q.cols);
+  p.ldx = ldx;
+  p.ldq = ldq;
+  // Block (i, j) of the input is logical scale (i, j), or (j, i) when the
+  // logical result is the transpose.
+  p.ssr = q.transpose ? g->strideCol : g->strideRow;
+  p.ssc = q.transpose ? g->strideRow : g->strideCol;
+  p.keepResultInL2 = bs::quantKeepResultInL2(rows * q.cols) ? 1 : 0;
+
+  const QuantKernelSpec &qs = kernel.spec.quant;
+  // Persistent: as many CTAs as fit at once walk the 128x128 tiles, which
+  // TMA loads as boxes (zero-filled past the input's edges).
+  auto sms = currentDeviceSMs();
+  if (!sms)
+    return sms.takeError();
+  const int64_t tiles = ceilDiv(q.cols, 128) * ceilDiv(rows, 128);
+  CUlaunchConfig cfg;
+  std::memset(&cfg, 0, sizeof(cfg));
+  cfg.gridDimX = unsigned(std::min<int64_t>(
+      tiles, int64_t(*sms) * bs::quantCtasPerSM(dtypeBytes(q.in))));
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = qs.threads();
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = unsigned(qs.smemBytes());
+  cfg.hStream = stream;
+  if (tiles >= (int64_t(1) << 31))
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: {0}x{1} has {2} tiles of 128x128, but the kernel "
+        "counts them in 31 bits; cast it in parts",
+        rows, q.cols, tiles));
+  CUtensorMap tX, tQ;
+  std::memset(&tX, 0, sizeof(tX));
+  std::memset(&tQ, 0, sizeof(tQ));
+  CUtensorMapDataType type = qs.in == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                             : qs.in == DType::F16
+                                 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  if (auto e = encodeTensorMap(d, &tX, type, a.x, uint64_t(q.cols),
+                               uint64_t(rows),
+                               uint64_t(ldx) * dtypeBytes(q.in), 128, 128,
+                               CU_TENSOR_MAP_SWIZZLE_NONE, "the cast's input"))
+    return e;
+  // A transposing cast stores each FP8 tile transposed by TMA from a
+  // 128B-swizzled copy in shared memory; the box is clipped at the edges.
+  if (qs.transposed)
+    if (auto e = encodeTensorMap(d, &tQ, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.q,
+                                 uint64_t(rows), uint64_t(q.cols),
+                                 uint64_t(ldq), 128, 128,
+                                 CU_TENSOR_MAP_SWIZZLE_128B,
+                                 "the cast's transposed output"))
+      return e;
+  CUlaunchAttribute attrs[1];
+  addProgrammaticLaunch(cfg, attrs);
+  // (The driver reads as many entries of `params` as the kernel has
+  // parameters: a cast in input order has no tQ.)
+  void *params[] = {&p, &tX, &tQ};
+  return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
+                 "cuLaunchKernelEx");
+}
