@@ -170,6 +170,8 @@ def verdict(shape_results, order, tolerance):
     of the first variant (best rounds), the geomean ratio per variant, and
     the shapes outside."""
     lines, ok = [], True
+    if len(order) < 2:
+        return ok, ["(one variant: nothing to compare)"]
     for name in order[1:]:
         rs, outside = [], []
         for title, results in shape_results:

@@ -180,6 +180,7 @@ def test_ab_verdict_and_tables():
     assert not ok
     assert "s2: 0.962" in lines[-1] and "s3: not timed" in lines[-1], lines
     assert lines[0].startswith("new / base: geomean") and "over 2 shapes" in lines[0]
+    assert ab.verdict([("s1", res1)], ["base"], 0.02) == (True, ["(one variant: nothing to compare)"])
     fmt = lambda rr, ms: f"{ab.tflops_fmt(rr, ms):.0f}"
     block = ab.shape_block("fwd 4096x4096x4096", res3, order, "TFLOP/s", fmt)
     assert block[0] == "fwd 4096x4096x4096" and "ERROR tile refused" in block[2]
