@@ -8,9 +8,11 @@
 #                                                    worktree with the same flags; DIR/bin and
 #                                                    DIR/lib/libblockscale_c.so, packed as DIR.tar.xz
 #
-# DIR is relative to the repository root and must be ignored by git (e.g.
-# .gpu/base). Carry [".gpu"]: scripts/gpu-check.sh unpacks every .gpu/*.tar.xz
-# at the repository root before it runs anything.
+# DIR is a folder directly in .gpu/ (ignored by git), e.g. .gpu/base; it is
+# left only in its archive (tar -xJf DIR.tar.xz unpacks it), so that .gpu
+# holds nothing but archives. Carry [".gpu"] (about 7 MB a bundle):
+# scripts/gpu-check.sh unpacks every .gpu/*.tar.xz at the repository root
+# before it runs anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ref="" out=""
@@ -18,7 +20,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --ref) ref=${2:?--ref needs a git ref}; shift 2 ;;
     --out) out=${2:?--out needs a folder}; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "build-gpu-bundle: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -49,11 +51,12 @@ fi
 
 out=${out%/}
 case $out in
-  /*|..*) echo "build-gpu-bundle: --out must be a folder inside the repository (relative path)" >&2; exit 2 ;;
+  .gpu/*/*|*..*) echo "build-gpu-bundle: --out must be a folder directly in .gpu/, e.g. .gpu/base" >&2; exit 2 ;;
+  .gpu/main) echo "build-gpu-bundle: .gpu/main.tar.xz is this checkout's bundle; choose another name" >&2; exit 2 ;;
+  .gpu/?*) ;;
+  *) echo "build-gpu-bundle: --out must be a folder directly in .gpu/, e.g. .gpu/base" >&2; exit 2 ;;
 esac
-if ! git check-ignore -q "$out/lib/libblockscale_c.so"; then
-  echo "build-gpu-bundle: $out is not ignored by git; use e.g. .gpu/base" >&2; exit 2
-fi
+git check-ignore -q "$out/lib/libblockscale_c.so" || { echo "build-gpu-bundle: .gpu/ is not ignored by git" >&2; exit 2; }
 sha=$(git rev-parse --verify "$ref^{commit}")
 tmp=$(mktemp -d /tmp/bs-bundle.XXXXXX)
 cleanup() {
@@ -70,5 +73,6 @@ for b in "${BINS[@]}"; do cp "$tmp/build/bin/$b" "$out/bin/"; done
 cp "$tmp/build/lib/libblockscale_c.so" "$out/lib/"
 echo "$sha" > "$out/REF"
 pack "$out.tar.xz" "$out"
-echo "build-gpu-bundle: $ref = $sha"
 du -sh "$out" "$out.tar.xz"
+rm -rf "$out"
+echo "build-gpu-bundle: $ref = $sha in $out.tar.xz"
