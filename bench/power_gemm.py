@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Sustained clocks and power of ours vs cuBLASLt on the power-limited H200.
 
-Run on the GPU machine (scripts/gpu-check.sh power does):
-  PYTHONPATH=python python3 bench/power_gemm.py [--seconds 4]
+Run on the GPU machine (issue 28's power-cap question; not in gpu-check):
+  PYTHONPATH=python python3 bench/power_gemm.py [--seconds 4] [--tiles T1;T2] [--shapes S]
 
 For each shape and candidate (cuBLASLt blockwise, blockscale's planner
 tile, optional forced tiles), graph replays of ten launches are queued for
@@ -22,7 +22,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 import bench_gemm as bg  # noqa: E402
-from bench_gemm import tflops  # noqa: E402
+import results_table as rt  # noqa: E402
+from results_table import tflops  # noqa: E402
 
 
 def sustained(fn, seconds):
@@ -68,22 +69,19 @@ def sustained(fn, seconds):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--seconds", type=float, default=4.0)
-    p.add_argument("--tiles", default="", help="';'-separated extra force_tile configs; "
-                   "'tile@D1,D2' builds that tile with NVRTC defines D1 D2 (experiments, "
-                   "e.g. ablations whose results are not checked)")
+    p.add_argument("--tiles", default="", help="';'-separated extra force_tile configs")
     p.add_argument("--shapes", default="4096x7168x16384,16384x14336x4096,4096x2112x7168",
-                   help="','-separated MxNxK shapes (forward; 'wgrad:MxNxK' for wgrad)")
+                   help="','-separated [form:]MxNxK[:out] shapes (bench/results_table.py)")
     args = p.parse_args()
-    shapes = bg.parse_shapes(args.shapes)
-    for form, M, N, K in shapes:
+    for form, M, N, K, out_name, _ in rt.parse_shapes(args.shapes):
+        dtype = bg.DTYPES[out_name]
         a, w, aq, as_, bq, bs, recipe_b = bg.make_operands(form, M, N, K)
-        cands = [("cuBLASLt", bg.cublaslt_fn(form, aq, as_, bq, bs, K)),
+        cands = [("cuBLASLt", bg.cublaslt_fn(form, aq, as_, bq, bs, K, dtype)),
                  ("ours", lambda: bg.blockscale.scaled_mm(aq, as_, bq, bs, "1x128", recipe_b,
-                                                          torch.bfloat16))]
-        out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+                                                          dtype))]
+        out = torch.empty(M, N, device="cuda", dtype=dtype)
         for t in [t for t in args.tiles.split(";") if t]:
-            tile, _, defines = t.partition("@")
-            k = bg.forced_kernel(form, M, N, K, tile, defines.replace(",", " "))
+            k = bg.gemm_kernel(form, M, N, K, out_name, t)
             t = f"{t} [{bg.cache_key(k)[:8]}]"
             ga = bg.gemm_args(form, M, aq, as_, bq, bs, out)
             cands.append((t, (lambda k, ga: lambda: k.launch(

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """One cuBLASLt blockwise GEMM per shape, for Nsight Compute to describe.
 
-scripts/gpu-check.sh lt_kernels runs it under ncu: the kernel name (tile,
-cluster, schedule), launch geometry, registers and shared memory of what
-cuBLASLt picks, beside ours for the same shapes.
+Run under ncu on the GPU machine, e.g.
+  ncu --clock-control none --launch-count 12 --section LaunchStats --section SpeedOfLight \
+      env PYTHONPATH=python python3 bench/profile_cublaslt.py
+for the kernel name (tile, cluster, schedule), launch geometry, registers and
+shared memory of what cuBLASLt picks, beside ours for the same shapes.
 """
 import os
 import sys

@@ -7,8 +7,8 @@
 For each opcode: warp-state samples (the share of all samples), how many
 times it executed, and its largest stall reasons. With --loop, the same per
 instruction for the address range [LO, HI) (hex offsets from the kernel's
-first instruction). scripts/gpu-check.sh sass_stalls writes the CSVs for
-our kernel and cuBLASLt's.
+first instruction). The report comes from ncu on the GPU machine, e.g.
+`ncu -k regex:bs_gemm -c 1 --section SourceCounters -o k build/bin/blockscale-gen --run ...`.
 """
 import argparse
 import collections
