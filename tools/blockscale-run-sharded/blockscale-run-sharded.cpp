@@ -15,6 +15,7 @@
 #include "blockscale/Runtime/CudaDriver.h"
 #include "blockscale/Runtime/Reference.h"
 #include "blockscale/Runtime/Runtime.h"
+#include "blockscale/VersionPrinter.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -472,6 +473,7 @@ static int rankMain(const DevicePlan &plan, const Inputs &in,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  blockscale::installVersionPrinter();
   cl::ParseCommandLineOptions(argc, argv, "run a sharded blockscale program\n");
   auto buf = llvm::MemoryBuffer::getFile(input);
   if (!buf)
