@@ -71,12 +71,18 @@ def _loaded(name):
 _result = None
 
 
-def preload(search_paths=None, toolkit=None, force=False):
+def preload(search_paths=None, toolkit=None, loader_path=True, force=False):
     """Makes ``dlopen("libnvrtc.so.13")`` succeed for the C library when no
     toolkit provides it. Returns a short description of where NVRTC comes
-    from: "toolkit: <path>", "loader path", "already loaded", "wheel:
-    <path>", "BLOCKSCALE_NVRTC: <path>" or "not found". `toolkit` overrides
-    toolkit_dirs() (tests); `force` repeats the search."""
+    from: "toolkit: <path>", "already loaded", "loader path", "wheel:
+    <path>", "BLOCKSCALE_NVRTC: <path>" or "not found" (then the C library
+    reports that it cannot load NVRTC when it first compiles).
+
+    Order: $BLOCKSCALE_NVRTC (a file to load), a toolkit (toolkit_dirs(),
+    or `toolkit`), a libnvrtc.so.13 already in the process, the loader's
+    path (LD_LIBRARY_PATH, ldconfig; skipped when `loader_path` is False),
+    an nvidia wheel under `search_paths` (default sys.path). The result is
+    kept; `force` searches again."""
     global _result
     if _result is not None and not force:
         return _result
@@ -91,12 +97,13 @@ def preload(search_paths=None, toolkit=None, force=False):
     if _loaded(SONAME):
         _result = "already loaded"
         return _result
-    try:  # LD_LIBRARY_PATH, ldconfig
-        ctypes.CDLL(SONAME, mode=os.RTLD_GLOBAL)
-        _result = "loader path"
-        return _result
-    except OSError:
-        pass
+    if loader_path:
+        try:  # LD_LIBRARY_PATH, ldconfig
+            ctypes.CDLL(SONAME, mode=os.RTLD_GLOBAL)
+            _result = "loader path"
+            return _result
+        except OSError:
+            pass
     wheel = find_wheel_nvrtc(search_paths)
     if wheel:
         _result = "wheel: " + _load_with_builtins(wheel)
