@@ -10,10 +10,10 @@ Neither torchao nor torchtitan is imported by ``import blockscale``.
 Creating a Float8BlockwiseConfig registers its handler with torchao when
 torchao is installed (``torchao.quantization.transform_module.
 register_quantize_module_handler``; the config is registered as a virtual
-subclass of torchao's AOBaseConfig). ``register_torchtitan()`` registers
-Float8BlockwiseConverter under the name "blockscale" with torchtitan's
-``register_model_converter`` (done at ``import blockscale`` when torchtitan
-is already imported).
+subclass of torchao's AOBaseConfig). Float8BlockwiseConverter is registered
+under the name "blockscale" with torchtitan's ``register_model_converter``
+when torchtitan's converter registry is imported, before or after
+blockscale (``register_torchtitan()`` does it by hand).
 
 Conversion swaps nn.Linear for blockscale.nn.Float8BlockwiseLinear (shared
 parameters, no copy) through blockscale.nn.convert.
@@ -27,7 +27,7 @@ from typing import Callable, List, Optional, Sequence
 import torch
 from torch import nn as _tnn
 
-from . import _device
+from . import _device, _lazy
 from . import nn as _bnn
 from ._select import ConversionReport, check_filter_options, skip_reason
 
@@ -276,9 +276,11 @@ def register_torchtitan(name: str = "blockscale") -> bool:
 
 
 def register_if_imported():
-    """At ``import blockscale``: registers with torchao / torchtitan only
-    if they are imported already (never imports them)."""
+    """At ``import blockscale`` (imports neither torchao nor torchtitan):
+    registers with torchao if it is imported already (else a config's
+    creation does), and with torchtitan now if its converter registry is
+    imported, else when it is."""
     if "torchao" in sys.modules:
         _register_torchao()
-    if "torchtitan" in sys.modules:
-        register_torchtitan()
+    _lazy.call_after_import("torchtitan.protocols.model_converter",
+                            lambda module: register_torchtitan())
