@@ -2,7 +2,9 @@
 # CMakeLists.txt. This writes <build>/include/blockscale/Version.h with it and
 # the git commit of the checkout at configure time ("unknown" outside git),
 # and makes CMake re-run the configure step when HEAD moves, so that a build
-# does not report a stale commit. The Python wheel's metadata reads the same
+# does not report a stale commit. Only lib/Version/Version.cpp includes the
+# header (the tools and the C API get the string from it), so a new commit
+# recompiles that one file and relinks. The Python wheel's metadata reads the same
 # project() line (python/_build_backend).
 set(BLOCKSCALE_GIT_COMMIT "unknown")
 find_package(Git QUIET)

@@ -1,26 +1,19 @@
-//===- VersionPrinter.h - --version of the blockscale tools -----*- C++ -*-===//
+//===- VersionPrinter.h - blockscale's version string -----------*- C++ -*-===//
 //
-// `<tool> --version` prints "blockscale <version> (<commit>)" and, after it,
-// the version of the LLVM/MLIR it was built with.
+// Defined in lib/Version (BlockScaleVersion), the one file compiled with the
+// generated blockscale/Version.h: a new commit then recompiles only that
+// file, and the tools and the C API relink.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_VERSIONPRINTER_H
 #define BLOCKSCALE_VERSIONPRINTER_H
 
-#include "blockscale/Version.h"
-
-#include "llvm/Config/llvm-config.h"
-#include "llvm/Support/CommandLine.h"
-#include "llvm/Support/raw_ostream.h"
-
 namespace blockscale {
+/// "blockscale <version> (<git commit>)" (BLOCKSCALE_VERSION_STRING).
+const char *versionString();
+/// Makes `--version` print versionString() and, after it, the LLVM version.
 /// Call before the tool parses its command line.
-inline void installVersionPrinter() {
-  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
-    os << BLOCKSCALE_VERSION_STRING << "\n"
-       << "  LLVM version " << LLVM_VERSION_STRING << "\n";
-  });
-}
+void installVersionPrinter();
 } // namespace blockscale
 
 #endif

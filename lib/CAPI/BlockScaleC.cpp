@@ -2,7 +2,7 @@
 
 #include "blockscale-c/blockscale.h"
 #include "blockscale/JIT/Jit.h"
-#include "blockscale/Version.h"
+#include "blockscale/VersionPrinter.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -45,7 +45,7 @@ static bs_status_t setError(const std::string &msg, bs_status_t s) {
 
 extern "C" {
 
-const char *bs_version(void) { return BLOCKSCALE_VERSION_STRING; }
+const char *bs_version(void) { return blockscale::versionString(); }
 const char *bs_last_error(void) { return lastError.c_str(); }
 
 void bs_gemm_desc_init(bs_gemm_desc_t *d) {
