@@ -54,11 +54,10 @@ if python3 -m pip --version >/dev/null 2>&1; then
 else  # no pip: the backend's build_wheel directly
   python3 -c 'import sys; sys.path.insert(0, "python/_build_backend"); import blockscale_build as b; b.build_wheel(sys.argv[1])' "$T/dist"
 fi
-python3 - "$T/dist" "$T/site" <<'EOF'
-# Checks the wheel (name, RECORD, metadata, bundled library) and installs it
-# by unpacking (what an installer does for a wheel of this layout).
+python3 - "$T/dist" <<'EOF'
+# Checks the wheel: name, RECORD, metadata, the bundled library.
 import base64, glob, hashlib, os, re, sys, zipfile
-dist, site = sys.argv[1:]
+(dist,) = sys.argv[1:]
 (whl,) = glob.glob(os.path.join(dist, "*.whl"))
 version = re.search(r"project\(blockscale VERSION ([0-9.]+)", open("CMakeLists.txt").read()).group(1)
 assert os.path.basename(whl) == f"blockscale-{version}-py3-none-linux_x86_64.whl", whl
@@ -83,11 +82,18 @@ for path, digest, size in rows:
     assert digest == f"sha256={h}" and int(size) == len(data), f"RECORD mismatch for {path}"
 lib = z.getinfo("blockscale/_lib/libblockscale_c.so")
 assert (lib.external_attr >> 16) & 0o111, "the library is not executable in the wheel"
-z.extractall(site)
-os.chmod(os.path.join(site, "blockscale/_lib/libblockscale_c.so"), 0o755)
 print(f"wheel ok: {os.path.basename(whl)}, {len(names)} files, "
       f"library {lib.file_size >> 20} MiB")
 EOF
+# Install it into a directory (pip without an index; torch is not here, so
+# no dependencies), else unpack it as an installer would.
+if python3 -m pip --version >/dev/null 2>&1; then
+  python3 -m pip install --no-deps --no-index --no-cache-dir -q --target "$T/site" "$T"/dist/*.whl
+else
+  python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
+    "$T"/dist/*.whl "$T/site"
+  chmod 755 "$T/site/blockscale/_lib/libblockscale_c.so"
+fi
 # From elsewhere, so that the source tree's python/ is not on the path.
 (cd "$T" && PYTHONPATH="$T/site" python3 -m blockscale --no-torch) | tee "$T/main.log"
 grep -q "C library: .*\[$T/site/blockscale/_lib/libblockscale_c.so\]" "$T/main.log"
