@@ -2,6 +2,7 @@
 
 #include "blockscale-c/blockscale.h"
 #include "blockscale/JIT/Jit.h"
+#include "blockscale/VersionPrinter.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -253,7 +254,7 @@ static std::string kernelInfo(const CompiledKernel &c,
 
 extern "C" {
 
-const char *bs_version(void) { return "blockscale 0.1.0"; }
+const char *bs_version(void) { return blockscale::versionString(); }
 const char *bs_last_error(void) { return lastError.c_str(); }
 
 void bs_gemm_desc_init(bs_gemm_desc_t *d) {

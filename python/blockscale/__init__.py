@@ -7,15 +7,43 @@ Layouts (logical shapes; strides are the physical order):
   out      (M, N)  bf16/f32 row-major
 
 ``quantize`` returns tensors already in these layouts.
+
+Without PyTorch only the C API layer (``blockscale._capi``) and
+``python -m blockscale --no-torch`` work; the torch APIs then raise an
+ImportError that says so.
 """
 from . import _capi
 from ._capi import programmatic_launch
-from .ops import quantize, scaled_mm, scaled_mm_accumulate, scale_geometry
-from . import sharding as _sharding
-from . import nn
+from ._device import UnsupportedGPUError
+from ._version import __version__
 
-_sharding.register()
+_TORCH_API = ["quantize", "scaled_mm", "scaled_mm_accumulate", "scale_geometry", "nn",
+              "Float8BlockwiseInferenceLinear", "load_fp8_checkpoint",
+              "Float8BlockwiseConfig", "Float8BlockwiseConverter", "quantize_", "dry_run"]
 
-__all__ = ["quantize", "scaled_mm", "scaled_mm_accumulate", "scale_geometry", "nn",
-           "programmatic_launch"]
-__version__ = "0.1.0"
+try:
+    import torch as _torch
+    _torch_error = None
+except ImportError as e:  # the C API and the CLI work without torch
+    _torch = None
+    _torch_error = e
+
+if _torch is not None:
+    from .ops import quantize, scaled_mm, scaled_mm_accumulate, scale_geometry
+    from . import sharding as _sharding
+    from . import nn
+    from .inference import Float8BlockwiseInferenceLinear, load_fp8_checkpoint
+    from .integrations import (Float8BlockwiseConfig, Float8BlockwiseConverter, quantize_,
+                               dry_run)
+    from . import integrations as _integrations
+
+    _sharding.register()
+    _integrations.register_if_imported()
+else:
+    def __getattr__(name):
+        if name in _TORCH_API:
+            raise ImportError(f"blockscale.{name} needs PyTorch (torch>=2.4), which could not "
+                              f"be imported: {_torch_error}")
+        raise AttributeError(f"module 'blockscale' has no attribute {name!r}")
+
+__all__ = _TORCH_API + ["programmatic_launch", "UnsupportedGPUError", "__version__"]

@@ -1,7 +1,11 @@
 """ctypes bindings of include/blockscale-c/blockscale.h (no build step).
 
 The shared library is found, in order, at $BLOCKSCALE_LIB, next to this
-package (``_lib/libblockscale_c.so``), or in the repository's ``build/lib``.
+package (``_lib/libblockscale_c.so``, where a wheel puts it), or in the
+repository's ``build/lib``. Before it is loaded, NVRTC is looked up
+(``_nvrtc.preload``): without a CUDA toolkit, the one of pip's
+``nvidia-cuda-nvrtc`` wheel is loaded so that the library finds it. Needs
+only the standard library (no torch).
 """
 import ctypes
 import os
@@ -114,6 +118,20 @@ def _signatures():
 
 _libs = {}
 _lock = threading.Lock()
+nvrtc_source = None  # where NVRTC came from (_nvrtc.preload), once loaded
+
+
+def _preload_nvrtc():
+    try:
+        from . import _nvrtc
+    except ImportError:  # this file loaded by path, outside the package
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(
+            "_blockscale_nvrtc", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                              "_nvrtc.py"))
+        _nvrtc = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_nvrtc)
+    return _nvrtc.preload()
 
 
 def load(path=None):
@@ -121,10 +139,13 @@ def load(path=None):
     signatures bound, loaded once per path. Libraries are loaded with
     RTLD_LOCAL and export only bs_* symbols, so several builds can live in
     one process side by side (bench/ab.py compares them that way)."""
+    global nvrtc_source
     path = os.path.abspath(path) if path else _find_library()
     with _lock:
         L = _libs.get(path)
         if L is None:
+            if nvrtc_source is None:
+                nvrtc_source = _preload_nvrtc()
             L = ctypes.CDLL(path, mode=os.RTLD_LOCAL)
             for name, (args, res) in _signatures().items():
                 f = getattr(L, name)

@@ -16,6 +16,7 @@ import torch
 from torch import Tensor
 
 from . import _capi
+from . import _device
 
 FP8_DTYPES = {torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2"}
 OUT_DTYPES = {torch.bfloat16: "bf16", torch.float32: "f32"}
@@ -83,12 +84,23 @@ def _direct(*tensors):
 
 
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+_sm90_devices = set()
+
+
+def _require_sm90(idx):
+    """UnsupportedGPUError naming the GPU unless device `idx` is sm_90 (the
+    kernels are sm_90a code); checked once per device."""
+    _device.check_capability(torch.cuda.get_device_name(idx),
+                             torch.cuda.get_device_capability(idx), idx)
+    _sm90_devices.add(idx)
 
 
 def _launch_on(kern, args, device):
     """Launches on the current stream of `device`, with that device current
     (the runtime launches in the current CUDA context)."""
     idx = device.index if device.index is not None else torch.cuda.current_device()
+    if idx not in _sm90_devices:
+        _require_sm90(idx)
     stream = (_raw_stream(idx) if _raw_stream is not None
               else torch.cuda.current_stream(idx).cuda_stream)
     if torch.cuda.current_device() == idx:

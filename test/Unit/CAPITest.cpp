@@ -1,5 +1,6 @@
 // The C API through the shared library.
 #include "blockscale-c/blockscale.h"
+#include "blockscale/Version.h"
 
 #include "gtest/gtest.h"
 
@@ -32,7 +33,7 @@ TEST(CAPI, DescriptorDefaults) {
   EXPECT_EQ(d.struct_size, int32_t(sizeof(d)));
   EXPECT_EQ(d.m, -1);
   EXPECT_EQ(d.out_dtype, BS_DTYPE_BF16);
-  EXPECT_STREQ(bs_version(), "blockscale 0.1.0");
+  EXPECT_STREQ(bs_version(), BLOCKSCALE_VERSION_STRING);
 }
 
 TEST(CAPI, StructSizeMismatchIsInvalidArgument) {

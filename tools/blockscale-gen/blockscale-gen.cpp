@@ -19,6 +19,7 @@
 #include "support/Reference.h"
 #include "support/Timeline.h"
 #include "blockscale/Target/Cuda/CudaEmitter.h"
+#include "blockscale/VersionPrinter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -44,20 +45,27 @@ static cl::OptionCategory cat("blockscale-gen options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::init(""),
                                       cl::desc("[input.mlir]"), cl::cat(cat));
 static cl::opt<std::string> opKind("op", cl::init("gemm"),
-                                   cl::desc("gemm | quantize"), cl::cat(cat));
-static cl::opt<int64_t> optM("m", cl::init(512), cl::desc("M (-1: dynamic)"),
+                                   cl::desc("gemm | quantize (default: gemm)"),
+                                   cl::cat(cat));
+static cl::opt<int64_t> optM("m", cl::init(512),
+                             cl::desc("M (-1: dynamic; default: 512)"),
                              cl::cat(cat));
-static cl::opt<int64_t> optN("n", cl::init(2112), cl::desc("N"), cl::cat(cat));
-static cl::opt<int64_t> optK("k", cl::init(7168), cl::desc("K"), cl::cat(cat));
-static cl::opt<std::string> optForm("form", cl::init("fwd"),
-                                    cl::desc("fwd | dgrad | wgrad"),
-                                    cl::cat(cat));
+static cl::opt<int64_t> optN("n", cl::init(2112), cl::desc("N (default: 2112)"),
+                             cl::cat(cat));
+static cl::opt<int64_t> optK("k", cl::init(7168), cl::desc("K (default: 7168)"),
+                             cl::cat(cat));
+static cl::opt<std::string>
+    optForm("form", cl::init("fwd"),
+            cl::desc("fwd | dgrad | wgrad (default: fwd)"), cl::cat(cat));
 static cl::opt<std::string> optOut("out-dtype", cl::init("bf16"),
-                                   cl::desc("bf16 | f32"), cl::cat(cat));
+                                   cl::desc("bf16 | f32 (default: bf16)"),
+                                   cl::cat(cat));
 static cl::opt<std::string> optAType("a-type", cl::init("e4m3"),
-                                     cl::desc("e4m3 | e5m2"), cl::cat(cat));
+                                     cl::desc("e4m3 | e5m2 (default: e4m3)"),
+                                     cl::cat(cat));
 static cl::opt<std::string> optBType("b-type", cl::init("e4m3"),
-                                     cl::desc("e4m3 | e5m2"), cl::cat(cat));
+                                     cl::desc("e4m3 | e5m2 (default: e4m3)"),
+                                     cl::cat(cat));
 static cl::opt<bool> optAccumulate("accumulate", cl::init(false),
                                    cl::desc("C += A @ B (f32 output)"),
                                    cl::cat(cat));
@@ -66,18 +74,21 @@ static cl::opt<std::string>
              cl::desc("e.g. bm=128,bn=128,stages=4,splits=1 (also raster, "
                       "cluster, ksplit=splits: splits summed in a cluster)"),
              cl::cat(cat));
-static cl::opt<int> optSMs("num-sms", cl::init(0),
-                           cl::desc("SM count (0: the GPU's, or 132)"),
-                           cl::cat(cat));
-static cl::opt<int64_t> optRows("rows", cl::init(4096),
-                                cl::desc("quantize: input rows"), cl::cat(cat));
-static cl::opt<int64_t> optCols("cols", cl::init(7168),
-                                cl::desc("quantize: input columns"),
-                                cl::cat(cat));
-static cl::opt<std::string> optRecipe("recipe", cl::init("1x128"),
-                                      cl::desc("quantize: 1x128 | 128x1 | "
-                                               "128x128 (of the result)"),
-                                      cl::cat(cat));
+static cl::opt<int>
+    optSMs("num-sms", cl::init(0),
+           cl::desc("SM count (0, the default: the GPU's, or 132)"),
+           cl::cat(cat));
+static cl::opt<int64_t>
+    optRows("rows", cl::init(4096),
+            cl::desc("quantize: input rows (default: 4096)"), cl::cat(cat));
+static cl::opt<int64_t>
+    optCols("cols", cl::init(7168),
+            cl::desc("quantize: input columns (default: 7168)"), cl::cat(cat));
+static cl::opt<std::string>
+    optRecipe("recipe", cl::init("1x128"),
+              cl::desc("quantize: 1x128 | 128x1 | "
+                       "128x128 (of the result; default: 1x128)"),
+              cl::cat(cat));
 static cl::opt<bool> optTranspose("transpose", cl::init(false),
                                   cl::desc("quantize: result is input^T"),
                                   cl::cat(cat));
@@ -85,25 +96,29 @@ static cl::opt<bool> optColMajor("col-major", cl::init(false),
                                  cl::desc("quantize: result stored "
                                           "column-major"),
                                  cl::cat(cat));
-static cl::opt<std::string> optInType("in-dtype", cl::init("bf16"),
-                                      cl::desc("quantize: bf16 | f16 | f32"),
-                                      cl::cat(cat));
+static cl::opt<std::string>
+    optInType("in-dtype", cl::init("bf16"),
+              cl::desc("quantize: bf16 | f16 | f32 (default: bf16)"),
+              cl::cat(cat));
 static cl::opt<std::string> optEmit("emit", cl::init(""),
                                     cl::desc("cuda | ptx | cubin | mlir | "
                                              "spec (default: cuda unless "
                                              "--run)"),
                                     cl::cat(cat));
-static cl::opt<std::string> outputFile("o", cl::init("-"),
-                                       cl::desc("output file"), cl::cat(cat));
+static cl::opt<std::string>
+    outputFile("o", cl::init("-"), cl::desc("output file (default: -, stdout)"),
+               cl::cat(cat));
 static cl::opt<bool> optRun("run", cl::init(false),
                             cl::desc("run on the GPU, check and time"),
                             cl::cat(cat));
 static cl::opt<int> optIters("iters", cl::init(50),
-                             cl::desc("timed launches"), cl::cat(cat));
-static cl::opt<int> optCheckRows("check-rows", cl::init(96),
-                                 cl::desc("GEMM rows checked against the "
-                                          "f64 reference (0: all)"),
-                                 cl::cat(cat));
+                             cl::desc("timed launches (default: 50)"),
+                             cl::cat(cat));
+static cl::opt<int>
+    optCheckRows("check-rows", cl::init(96),
+                 cl::desc("GEMM rows checked against the "
+                          "f64 reference (0: all; default: 96)"),
+                 cl::cat(cat));
 static cl::opt<double> optTol("tol", cl::init(-1),
                               cl::desc("relative-error bound (default 2e-3 "
                                        "for bf16, 5e-4 for f32: FP8 wgmma "
@@ -111,7 +126,7 @@ static cl::opt<double> optTol("tol", cl::init(-1),
                                        "inside a 128-deep block)"),
                               cl::cat(cat));
 static cl::opt<uint64_t> optSeed("seed", cl::init(0),
-                                 cl::desc("random seed (0: from the clock)"),
+                                 cl::desc("random seed (0, the default: from the clock)"),
                                  cl::cat(cat));
 static cl::opt<std::string>
     optDebug("debug", cl::init(""),
@@ -564,6 +579,7 @@ static int handleMlirInput(llvm::raw_ostream &os, unsigned debug) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  blockscale::installVersionPrinter();
   cl::HideUnrelatedOptions(cat);
   cl::ParseCommandLineOptions(argc, argv,
                               "blockscale kernel generator and runner\n");

@@ -2,6 +2,7 @@
 
 #include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
 #include "blockscale/Dialect/BlockScale/Transforms/ShardingInterfaceImpl.h"
+#include "blockscale/VersionPrinter.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
@@ -10,6 +11,7 @@
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
+  blockscale::installVersionPrinter();
   mlir::DialectRegistry registry;
   mlir::blockscale::registerBlockScaleProgramDialects(registry);
   mlir::registerCanonicalizerPass();

@@ -16,6 +16,7 @@
 #include "blockscale/Runtime/CudaDriver.h"
 #include "support/Reference.h"
 #include "blockscale/Runtime/Runtime.h"
+#include "blockscale/VersionPrinter.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -473,6 +474,7 @@ static int rankMain(const DevicePlan &plan, const Inputs &in,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  blockscale::installVersionPrinter();
   cl::ParseCommandLineOptions(argc, argv, "run a sharded blockscale program\n");
   auto buf = llvm::MemoryBuffer::getFile(input);
   if (!buf)
