@@ -65,6 +65,11 @@ def _compile_check(_capi, launch_probe):
         args = _capi.GemmArgs()
         _capi.lib().bs_gemm_args_init(ctypes.byref(args))
         args.m = 256
+        # Pointers that pass the argument checks (16-byte aligned); without a
+        # GPU nothing reads them.
+        buf = ctypes.create_string_buffer(64)
+        addr = (ctypes.addressof(buf) + 15) // 16 * 16
+        args.a = args.a_scale = args.b = args.b_scale = args.c = addr
         try:
             kern.launch(args, 0)
         except _capi.BlockscaleError as e:

@@ -147,8 +147,18 @@ def load(path=None):
             if nvrtc_source is None:
                 nvrtc_source = _preload_nvrtc()
             L = ctypes.CDLL(path, mode=os.RTLD_LOCAL)
-            for name, (args, res) in _signatures().items():
-                f = getattr(L, name)
+            sig = _signatures()
+            # A build from before bs_scale_geometry (bench/ab.py compares
+            # against such builds) returned the workspace size directly and
+            # the cache statistics through `out` alone.
+            L.bs_abi = 2 if hasattr(L, "bs_scale_geometry") else 1
+            if L.bs_abi == 1:
+                sig["bs_gemm_workspace_size"] = ([ctypes.c_void_p, ctypes.c_int64], ctypes.c_size_t)
+                sig["bs_cache_stats"] = ([ctypes.POINTER(ctypes.c_int64)], None)
+            for name, (args, res) in sig.items():
+                f = getattr(L, name, None)
+                if f is None and L.bs_abi == 1:
+                    continue  # (functions that build does not have)
                 f.argtypes = args
                 f.restype = res
             _libs[path] = L
@@ -215,6 +225,8 @@ class GemmKernel:
               self._L)
 
     def workspace_size(self, m):
+        if self._L.bs_abi == 1:
+            return self._L.bs_gemm_workspace_size(self.handle, m)
         n = ctypes.c_size_t()
         check(self._L.bs_gemm_workspace_size(self.handle, m, ctypes.byref(n)), self._L)
         return n.value
