@@ -8,6 +8,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace blockscale;
 using blockscale::test::TempDir;
@@ -24,6 +26,10 @@ static std::string readAll(const std::string &path) {
   EXPECT_TRUE(bool(buf));
   return buf ? (*buf)->getBuffer().str() : "";
 }
+
+// Keys are 32 hex digits (computeCacheKey).
+static const std::string kKey = "0123456789abcdef0123456789abcdef";
+static const std::string kOtherKey = "fedcba9876543210fedcba9876543210";
 
 TEST(CacheKey, DependsOnEveryInput) {
   std::string k = computeCacheKey("src", {"-a", "-b"}, "13.0");
@@ -55,9 +61,9 @@ TEST(DiskCache, StoreThenLoad) {
   std::string payload(10000, '\0');
   for (size_t i = 0; i < payload.size(); ++i)
     payload[i] = char(i * 31);
-  EXPECT_EQ(cache.load("abc").status, DiskCache::LookupStatus::Miss);
-  ASSERT_FALSE(bool(cache.store("abc", payload)));
-  DiskCache::Lookup l = cache.load("abc");
+  EXPECT_EQ(cache.load(kKey).status, DiskCache::LookupStatus::Miss);
+  ASSERT_FALSE(bool(cache.store(kKey, payload)));
+  DiskCache::Lookup l = cache.load(kKey);
   ASSERT_EQ(l.status, DiskCache::LookupStatus::Hit);
   EXPECT_EQ(l.payload, payload);
 }
@@ -65,10 +71,10 @@ TEST(DiskCache, StoreThenLoad) {
 TEST(DiskCache, TruncatedEntryIsCorruptNotLoaded) {
   TempDir dir;
   DiskCache cache(dir.path);
-  ASSERT_FALSE(bool(cache.store("k", std::string(4096, 'x'))));
-  std::string bytes = readAll(cache.entryPath("k"));
-  overwrite(cache.entryPath("k"), llvm::StringRef(bytes).take_front(bytes.size() / 2));
-  DiskCache::Lookup l = cache.load("k");
+  ASSERT_FALSE(bool(cache.store(kKey, std::string(4096, 'x'))));
+  std::string bytes = readAll(cache.entryPath(kKey));
+  overwrite(cache.entryPath(kKey), llvm::StringRef(bytes).take_front(bytes.size() / 2));
+  DiskCache::Lookup l = cache.load(kKey);
   EXPECT_EQ(l.status, DiskCache::LookupStatus::Corrupt);
   EXPECT_NE(l.reason.find("size"), std::string::npos) << l.reason;
   EXPECT_TRUE(l.payload.empty());
@@ -77,11 +83,11 @@ TEST(DiskCache, TruncatedEntryIsCorruptNotLoaded) {
 TEST(DiskCache, FlippedByteIsCorrupt) {
   TempDir dir;
   DiskCache cache(dir.path);
-  ASSERT_FALSE(bool(cache.store("k", std::string(4096, 'x'))));
-  std::string bytes = readAll(cache.entryPath("k"));
+  ASSERT_FALSE(bool(cache.store(kKey, std::string(4096, 'x'))));
+  std::string bytes = readAll(cache.entryPath(kKey));
   bytes[bytes.size() - 100] ^= 0x20;
-  overwrite(cache.entryPath("k"), bytes);
-  DiskCache::Lookup l = cache.load("k");
+  overwrite(cache.entryPath(kKey), bytes);
+  DiskCache::Lookup l = cache.load(kKey);
   EXPECT_EQ(l.status, DiskCache::LookupStatus::Corrupt);
   EXPECT_EQ(l.reason, "checksum mismatch");
 }
@@ -89,10 +95,10 @@ TEST(DiskCache, FlippedByteIsCorrupt) {
 TEST(DiskCache, GarbageHeaderIsCorruptAndRewritable) {
   TempDir dir;
   DiskCache cache(dir.path);
-  overwrite(cache.entryPath("k"), "not a cache entry at all");
-  EXPECT_EQ(cache.load("k").status, DiskCache::LookupStatus::Corrupt);
-  ASSERT_FALSE(bool(cache.store("k", "fresh")));
-  DiskCache::Lookup l = cache.load("k");
+  overwrite(cache.entryPath(kKey), "not a cache entry at all");
+  EXPECT_EQ(cache.load(kKey).status, DiskCache::LookupStatus::Corrupt);
+  ASSERT_FALSE(bool(cache.store(kKey, "fresh")));
+  DiskCache::Lookup l = cache.load(kKey);
   ASSERT_EQ(l.status, DiskCache::LookupStatus::Hit);
   EXPECT_EQ(l.payload, "fresh");
 }
@@ -101,7 +107,7 @@ TEST(DiskCache, NoTemporaryFilesLeftBehind) {
   TempDir dir;
   DiskCache cache(dir.path);
   for (int i = 0; i < 5; ++i)
-    ASSERT_FALSE(bool(cache.store("k", std::string(100 + i, 'y'))));
+    ASSERT_FALSE(bool(cache.store(kKey, std::string(100 + i, 'y'))));
   int files = 0;
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(dir.path, ec), end; it != end && !ec;
@@ -115,8 +121,8 @@ TEST(DiskCache, NoTemporaryFilesLeftBehind) {
 TEST(DiskCache, DisabledWithEmptyDirectory) {
   DiskCache cache("");
   EXPECT_FALSE(cache.enabled());
-  EXPECT_FALSE(bool(cache.store("k", "x")));
-  EXPECT_EQ(cache.load("k").status, DiskCache::LookupStatus::Miss);
+  EXPECT_FALSE(bool(cache.store(kKey, "x")));
+  EXPECT_EQ(cache.load(kKey).status, DiskCache::LookupStatus::Miss);
 }
 
 TEST(DiskCache, DefaultDirectoryFollowsEnvironment) {
@@ -129,4 +135,40 @@ TEST(DiskCache, DefaultDirectoryFollowsEnvironment) {
   EXPECT_EQ(defaultCacheDir(), "/tmp/xdg/blockscale");
   if (old)
     setenv("BLOCKSCALE_CACHE_DIR", saved.c_str(), 1);
+}
+
+TEST(DiskCache, AnEntryIsBoundToItsKey) {
+  // A valid entry of another key (a debug build of the same kernel, say)
+  // copied under this key's file name is not served.
+  TempDir dir;
+  DiskCache cache(dir.path);
+  ASSERT_FALSE(bool(cache.store(kOtherKey, "other binary")));
+  overwrite(cache.entryPath(kKey), readAll(cache.entryPath(kOtherKey)));
+  DiskCache::Lookup l = cache.load(kKey);
+  EXPECT_EQ(l.status, DiskCache::LookupStatus::Corrupt);
+  EXPECT_NE(l.reason.find("an entry of key " + kOtherKey), std::string::npos)
+      << l.reason;
+  EXPECT_EQ(cache.load("not-a-key").status, DiskCache::LookupStatus::Corrupt);
+  llvm::Error e = cache.store("../escape", "x");
+  EXPECT_TRUE(bool(e));
+  llvm::consumeError(std::move(e));
+}
+
+TEST(DiskCache, OnlyRegularFilesAreRead) {
+  TempDir dir;
+  DiskCache cache(dir.path);
+  ASSERT_FALSE(bool(llvm::sys::fs::create_directories(dir.path)));
+  // A FIFO would block a plain open forever.
+  ASSERT_EQ(::mkfifo(cache.entryPath(kKey).c_str(), 0600), 0);
+  DiskCache::Lookup l = cache.load(kKey);
+  EXPECT_EQ(l.status, DiskCache::LookupStatus::Corrupt);
+  EXPECT_NE(l.reason.find("not a regular file"), std::string::npos) << l.reason;
+  // Rewriting replaces it with an entry.
+  ASSERT_FALSE(bool(cache.store(kKey, "fresh")));
+  EXPECT_EQ(cache.load(kKey).status, DiskCache::LookupStatus::Hit);
+  // A link to an endless file is not followed.
+  ASSERT_EQ(::symlink("/dev/zero", cache.entryPath(kOtherKey).c_str()), 0);
+  l = cache.load(kOtherKey);
+  EXPECT_EQ(l.status, DiskCache::LookupStatus::Corrupt);
+  EXPECT_FALSE(l.reason.empty());
 }
