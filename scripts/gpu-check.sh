@@ -11,10 +11,12 @@
 #   smoke     one GEMM and one cast checked; SASS sanity (QGMMA present, no LDL/STL)
 #   sweep     every GEMM correctness case (forms, tails, K % 128 != 0, M = 1..129,
 #             every tile, split-K through the workspace and in clusters, CTA pairs),
-#             each kernel compiled with --debug=hang
-#   casts     every cast checked bit-exact (layouts, tails, f32 inputs), bench/bench_quant.py
+#             each kernel compiled with --debug=hang; JOBS cases at a time
+#   casts     every cast checked bit-exact (layouts, tails, f32 inputs); JOBS at a time
+#   wheel     the wheel in dist/ installed into a scratch folder: python -m blockscale
 #   python    pytest test/gpu
-#   bench     bench/bench_gemm.py, full run (DeepGEMM beside when .anchors/ holds its archive)
+#   bench     bench/bench_gemm.py, full run (DeepGEMM beside when .anchors/ holds its
+#             archive), then bench/bench_quant.py
 #   jit       build/bin/blockscale-bench-jit (JIT latency from a cold cache)
 #   linear    bench/bench_linear.py --graph
 #   ab [FILE] [bench/ab.py flags...]
@@ -92,17 +94,41 @@ sass_check() {
   [ "$q" -gt 0 ] && [ "$l" = 0 ] || fail "SASS $1x$2x$3: expected QGMMA and no LDL/STL"
 }
 
-g() { run 120 "$GEN" --run --debug=hang --iters 0 "$@"; }         # one GEMM, checked
-cast() { run 120 "$GEN" --op quantize --run --iters 0 "$@"; }      # one cast, bit-exact
+# Correctness cases are independent: queued, then run JOBS at a time (the GPU
+# is shared; nothing here is timed), each logged to its own file.
+JOBS=${JOBS:-$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))}
+QUEUE=
+g() { enqueue "$GEN" --run --debug=hang --iters 0 "$@"; }         # one GEMM, checked
+cast() { enqueue "$GEN" --op quantize --run --iters 0 "$@"; }      # one cast, bit-exact
+enqueue() { printf '%q ' timeout 180 "$@" >> "$QUEUE"; echo >> "$QUEUE"; }
+run_queued() { # run_queued <name> <function>: the function's cases, JOBS at a time
+  local d="$OUT/$1" n i rc
+  mkdir -p "$d"; QUEUE="$d/cases"; : > "$QUEUE"; "$2"
+  n=$(wc -l < "$QUEUE"); log "$1: $n cases, $JOBS at a time"
+  i=0; while IFS= read -r c; do
+    i=$((i + 1))
+    ( echo "+ $c"; bash -c "$c" 2>&1; echo "rc=$?" ) > "$d/$i.log" &
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  done < "$QUEUE"
+  wait
+  for i in $(seq 1 "$n"); do
+    cat "$d/$i.log" >> "$OUT/check.log"
+    rc=$(sed -n 's/^rc=//p' "$d/$i.log" | tail -1)
+    [ "$rc" = 0 ] || fail "rc=$rc: $(sed -n 1p "$d/$i.log")"
+  done
+  log "$1: $(grep -l '^rc=0$' "$d"/*.log | wc -l) of $n passed"
+  tar -C "$OUT" -czf "$OUT/$1.tgz" "$1" && rm -rf "$d"
+}
 
 v_smoke() {
-  g --m 512 --n 2112 --k 7168
-  cast --rows 1008 --cols 2112 --recipe 128x1 --col-major
+  run 120 "$GEN" --run --debug=hang --iters 0 --m 512 --n 2112 --k 7168
+  run 120 "$GEN" --op quantize --run --iters 0 --rows 1008 --cols 2112 --recipe 128x1 --col-major
   sass_check 4096 7168 16384  # 256x128 tiles in CTA pairs
   sass_check 128 2112 7168    # splits summed in a cluster
 }
 
-v_sweep() {
+v_sweep() { run_queued sweep sweep_cases; }
+sweep_cases() {
   local t f
   # The default shape, tails in every dimension, M = 1 and 129, K % 128 != 0,
   # split-K, each form and output, e5m2.
@@ -163,7 +189,8 @@ v_sweep() {
   g --m 128 --n 7168 --k 16384 --force-tile bm=128,bn=112,splits=2,ksplit=2
 }
 
-v_casts() {
+v_casts() { run_queued casts cast_cases; }
+cast_cases() {
   local r f dt
   for r in 1x128 128x1 128x128; do
     for f in "" "--transpose" "--col-major" "--transpose --col-major"; do
@@ -178,7 +205,6 @@ v_casts() {
     cast --rows 2064 --cols 4104 --recipe 128x128 --col-major --in-dtype $dt
   done
   cast --rows 16 --cols 24 --recipe 128x1 --col-major
-  run 300 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
 }
 
 v_python() { run 600 python3 -m pytest -x -q -p no:cacheprovider test/gpu -s; }
@@ -186,6 +212,16 @@ v_python() { run 600 python3 -m pytest -x -q -p no:cacheprovider test/gpu -s; }
 v_bench() {
   setup_deepgemm
   run 560 python3 bench/bench_gemm.py --json "$OUT/bench_gemm.json"
+  run 300 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
+}
+
+v_wheel() { # the package as a user installs it: no MLIR here, NVRTC found at run time
+  local w t=/tmp/bs-wheel
+  w=$(ls dist/blockscale-*.whl 2>/dev/null | head -1)
+  [ -n "$w" ] || { fail "wheel: no dist/blockscale-*.whl (build it and carry dist)"; return; }
+  rm -rf "$t"
+  run 120 python3 -m pip install -q --no-deps --no-index --target "$t" "$w" || return
+  (cd /tmp && run 120 env -u PYTHONPATH PYTHONPATH="$t" python3 -m blockscale)
 }
 
 v_jit() {  # (a fresh cache directory, so that "cold" really compiles)
@@ -226,7 +262,7 @@ v_multigpu() {
 [ $# -gt 0 ] || { usage; exit 2; }
 for v in "$@"; do  # every verb known before any device time is spent
   case $v in
-    smoke|sweep|casts|python|bench|jit|linear|multigpu|all) ;;
+    smoke|sweep|casts|wheel|python|bench|jit|linear|multigpu|all) ;;
     ab) break ;;
     *) echo "gpu-check: unknown verb '$v'" >&2; usage >&2; exit 2 ;;
   esac
