@@ -53,7 +53,9 @@ unpack_bundles() {
   local a
   for a in .gpu/*.tar.xz; do
     [ -e "$a" ] || continue
+    [ "$a.unpacked" -nt "$a" ] && continue  # (by an earlier run on this machine)
     tar -xJf "$a" || { echo "gpu-check: cannot unpack $a" >&2; exit 2; }
+    touch "$a.unpacked"
     log "unpacked $a"
   done
   [ -x "$GEN" ] || { echo "gpu-check: no $GEN (scripts/build-gpu-bundle.sh, carry .gpu)" >&2; exit 2; }
