@@ -52,6 +52,15 @@ void buildJitPipeline(OpPassManager &pm, const JitPipelineOptions &options);
 /// Registers every pass and `--blockscale-jit-pipeline` for blockscale-opt.
 void registerBlockScalePassesAndPipelines();
 
+/// The checks of --blockscale-verify-layouts on every blockscale op nested
+/// in `root` (or `root` itself): operand orders, row strides and leading
+/// dimensions against TMA's rules, scale layouts against what the kernels
+/// read, sizes and launch counts against the kernels' 32-bit parameters.
+/// Emits one error per failing op and fails if any did; never rewrites IR.
+/// The CUDA/PTX translations call it too, so that no kernel is emitted for
+/// IR the pass rejects.
+LogicalResult verifyKernelLayouts(Operation *root);
+
 /// The scale layout the Hopper kernels read for an operand quantized with
 /// `recipe` and playing the role of `isA ? A : B`.
 ScaleLayoutAttr getRequiredScaleLayout(MLIRContext *ctx, ScaleRecipe recipe,
