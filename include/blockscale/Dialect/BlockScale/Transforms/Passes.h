@@ -41,9 +41,11 @@ struct ShardPipelineOptions : public PassPipelineOptions<ShardPipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// sharding-propagation -> check-shard-alignment -> shard-partition ->
-/// canonicalize: a sharded program becomes the program of one device, with
-/// shard collectives where data moves.
+/// check-shardings -> sharding-propagation -> check-shard-alignment ->
+/// check-shardings{even-splits} -> shard-partition -> canonicalize: a
+/// sharded program becomes the program of one device, with shard
+/// collectives where data moves. The guards turn inputs the upstream passes
+/// crash on into diagnostics.
 void buildShardPipeline(OpPassManager &pm, const ShardPipelineOptions &options);
 
 /// pad-scales -> verify-layouts -> select-tiles: what the JIT runs.
@@ -60,6 +62,10 @@ void registerBlockScalePassesAndPipelines();
 /// The CUDA/PTX translations call it too, so that no kernel is emitted for
 /// IR the pass rejects.
 LogicalResult verifyKernelLayouts(Operation *root);
+
+/// The checks of --blockscale-check-shardings on `module` (see Passes.td):
+/// one error per offending op; failure if any.
+LogicalResult checkShardings(ModuleOp module, bool evenSplits);
 
 /// The scale layout the Hopper kernels read for an operand quantized with
 /// `recipe` and playing the role of `isA ? A : B`.
