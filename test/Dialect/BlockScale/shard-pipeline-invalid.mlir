@@ -215,3 +215,24 @@ func.func @uneven_m(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>,
       : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<1024x512xf8E4M3FN>, tensor<8x4xf32> -> tensor<256x512xbf16>
   return %c : tensor<256x512xbf16>
 }
+
+// -----
+
+// Propagation leaves the weight's cast unannotated (nothing asks for its
+// sharding before the matmul): shard-partition takes every tensor
+// argument's only use as its sharding and dereferenced a null shard.shard.
+shard.grid @g(shape = 2)
+// expected-error @+1 {{expected tensor argument #1 to be used once, by a shard.shard (shard-partition reads its sharding there) but it has 1 use(s) and not one shard.shard}}
+func.func @partly_annotated(%x: tensor<256x1024xbf16>, %w: tensor<512x1024xbf16>) -> tensor<256x512xbf16> {
+  %s = shard.sharding @g split_axes = [[], [0]] : !shard.sharding
+  %x0 = shard.shard %x to %s annotate_for_users : tensor<256x1024xbf16>
+  %aq, %as = blockscale.quantize %x0 {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<256x1024xbf16> -> tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>
+  %wq, %ws = blockscale.quantize %w {recipe = #blockscale.recipe<blk_128x128>, transpose, layout = #blockscale.layout<col_major>}
+      : tensor<512x1024xbf16> -> tensor<1024x512xf8E4M3FN>, tensor<8x4xf32>
+  %c = blockscale.matmul %aq[%as], %wq[%ws] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<1024x512xf8E4M3FN>, tensor<8x4xf32> -> tensor<256x512xbf16>
+  return %c : tensor<256x512xbf16>
+}
+

@@ -33,7 +33,7 @@ void mlir::blockscale::buildShardPipeline(OpPassManager &pm,
   align.allowPadding = options.allowPadding;
   pm.addPass(createBlockScaleCheckShardAlignment(align));
   BlockScaleCheckShardingsOptions guard;
-  guard.evenSplits = true;
+  guard.beforePartition = true;
   pm.addPass(createBlockScaleCheckShardings(guard));
   pm.addNestedPass<func::FuncOp>(shard::createPartition());
   pm.addPass(createCanonicalizerPass());
@@ -45,7 +45,7 @@ void mlir::blockscale::registerBlockScalePassesAndPipelines() {
       "blockscale-shard-pipeline",
       "Sharded program -> per-device program: blockscale-check-shardings, "
       "sharding-propagation, blockscale-check-shard-alignment, "
-      "blockscale-check-shardings{even-splits}, shard-partition, canonicalize",
+      "blockscale-check-shardings{before-partition}, shard-partition, canonicalize",
       buildShardPipeline);
   PassPipelineRegistration<JitPipelineOptions>(
       "blockscale-jit-pipeline",

@@ -68,7 +68,7 @@ static LogicalResult checkShardingOp(shard::ShardingOp so, shard::GridOp grid) {
 }
 
 /// A shard.shard: its sharding against its tensor.
-static LogicalResult checkShardOp(shard::ShardOp sh, bool evenSplits,
+static LogicalResult checkShardOp(shard::ShardOp sh, bool beforePartition,
                                   SymbolTableCollection &symbols) {
   auto so = sh.getSharding().getDefiningOp<shard::ShardingOp>();
   if (!so) {
@@ -130,7 +130,7 @@ static LogicalResult checkShardOp(shard::ShardOp sh, bool evenSplits,
                << " without decreasing but got " << listToString(o);
       continue;
     }
-    if (evenSplits && !ShapedType::isDynamic(size) && size % devices != 0)
+    if (beforePartition && !ShapedType::isDynamic(size) && size % devices != 0)
       return sh.emitOpError()
              << "expected dimension " << d << " (= " << size << ") of "
              << type << " to split evenly over " << devices
@@ -149,7 +149,7 @@ static LogicalResult checkShardOp(shard::ShardOp sh, bool evenSplits,
 }
 
 LogicalResult mlir::blockscale::checkShardings(ModuleOp module,
-                                               bool evenSplits) {
+                                               bool beforePartition) {
   SymbolTableCollection symbols;
   bool failedAny = false;
   SmallVector<shard::GridOp> grids;
@@ -179,7 +179,54 @@ LogicalResult mlir::blockscale::checkShardings(ModuleOp module,
   if (failedAny)
     return failure();
   module.walk([&](shard::ShardOp sh) {
-    failedAny |= failed(checkShardOp(sh, evenSplits, symbols));
+    failedAny |= failed(checkShardOp(sh, beforePartition, symbols));
+  });
+  if (failedAny || !beforePartition)
+    return failure(failedAny);
+  // shard-partition rewrites every block that holds a shard.shard and
+  // assumes it fully annotated: it takes a tensor argument's only use as
+  // its sharding and every tensor operand's defining op as a shard.shard.
+  auto annotated = [](Type t) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    return rt && rt.getRank() > 0;
+  };
+  module.walk([&](Block *block) {
+    if (failedAny || llvm::none_of(*block, [](Operation &op) {
+          return isa<shard::ShardOp>(op);
+        }))
+      return;
+    for (BlockArgument arg : block->getArguments()) {
+      if (!annotated(arg.getType()))
+        continue;
+      if (!arg.hasOneUse() || !isa<shard::ShardOp>(*arg.getUsers().begin())) {
+        Operation *parent = block->getParentOp();
+        parent->emitOpError()
+            << "expected tensor argument #" << arg.getArgNumber()
+            << " to be used once, by a shard.shard (shard-partition reads "
+               "its sharding there) but it has "
+            << std::distance(arg.use_begin(), arg.use_end())
+            << " use(s) and not one shard.shard; run sharding-propagation "
+               "or annotate it";
+        failedAny = true;
+        return;
+      }
+    }
+    for (Operation &op : *block) {
+      if (isa<shard::ShardOp, shard::ShardingOp>(op))
+        continue;
+      for (OpOperand &use : op.getOpOperands()) {
+        if (!annotated(use.get().getType()) ||
+            use.get().getDefiningOp<shard::ShardOp>())
+          continue;
+        op.emitOpError() << "expected operand #" << use.getOperandNumber()
+                         << " to be a shard.shard result (shard-partition "
+                            "reads its sharding there) but it is not "
+                            "annotated; sharding-propagation left it "
+                            "without a sharding: annotate it";
+        failedAny = true;
+        return;
+      }
+    }
   });
   return failure(failedAny);
 }
@@ -190,7 +237,7 @@ struct CheckShardingsPass
           CheckShardingsPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(checkShardings(getOperation(), evenSplits)))
+    if (failed(checkShardings(getOperation(), beforePartition)))
       signalPassFailure();
   }
 };

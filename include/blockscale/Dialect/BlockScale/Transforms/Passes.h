@@ -42,7 +42,7 @@ struct ShardPipelineOptions : public PassPipelineOptions<ShardPipelineOptions> {
 };
 
 /// check-shardings -> sharding-propagation -> check-shard-alignment ->
-/// check-shardings{even-splits} -> shard-partition -> canonicalize: a
+/// check-shardings{before-partition} -> shard-partition -> canonicalize: a
 /// sharded program becomes the program of one device, with shard
 /// collectives where data moves. The guards turn inputs the upstream passes
 /// crash on into diagnostics.
@@ -65,7 +65,7 @@ LogicalResult verifyKernelLayouts(Operation *root);
 
 /// The checks of --blockscale-check-shardings on `module` (see Passes.td):
 /// one error per offending op; failure if any.
-LogicalResult checkShardings(ModuleOp module, bool evenSplits);
+LogicalResult checkShardings(ModuleOp module, bool beforePartition);
 
 /// The scale layout the Hopper kernels read for an operand quantized with
 /// `recipe` and playing the role of `isA ? A : B`.

@@ -112,13 +112,19 @@ def BlockScaleCheckShardings
       non-decreasing steps with one entry per device and one more;
     * a `shard.shard` whose sharding is not a `shard.sharding` op, or with
       more split-axes entries than its tensor has dimensions;
-    * with `even-splits`, a static dimension split without offsets over a
-      device count that does not divide it (shard-partition would give
-      every device the rounded-down size).
+    * with `before-partition` (what shard-partition assumes of its input):
+      a static dimension split without offsets over a device count that
+      does not divide it (shard-partition would give every device the
+      rounded-down size); a tensor function argument that is not used
+      exactly once, by a `shard.shard`; a tensor operand of another op that
+      is not a `shard.shard` result (shard-partition dereferences the
+      missing annotation: a program partitioned without propagation, or
+      one propagation left partly annotated).
   }];
   let options = [
-    Option<"evenSplits", "even-splits", "bool", /*default=*/"false",
-           "Also require dimensions split without offsets to divide evenly">
+    Option<"beforePartition", "before-partition", "bool", /*default=*/"false",
+           "Also check what shard-partition assumes: even splits and a fully "
+           "annotated program">
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
