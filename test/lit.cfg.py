@@ -16,6 +16,10 @@ config.test_exec_root = os.path.join(config.blockscale_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "gpu", "Unit"]
 
 llvm_config.with_system_environment(["HOME", "PATH", "CUDA_HOME", "LD_LIBRARY_PATH"])
+# The robustness generator's knobs (test/robustness/robustness.py).
+llvm_config.with_system_environment(
+    ["BLOCKSCALE_ROBUSTNESS_" + k
+     for k in ("CASES", "SEED", "TIMEOUT", "JOBS", "KEEP")])
 llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(
     ["blockscale-opt", "blockscale-translate", "blockscale-gen",

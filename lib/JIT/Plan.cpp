@@ -16,6 +16,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -48,16 +49,66 @@ struct PlanSession {
 };
 } // namespace
 
-/// The shape of the module's first grid ({1} without one) and how many
-/// grids it declares.
-static std::vector<int64_t> firstGridShape(mlir::ModuleOp m, int &grids) {
+/// Most devices a plan's grid may have: the executor numbers ranks and
+/// builds groups as 32-bit NCCL ranks, and --plan-only lists groups, so a
+/// bound well below int64 keeps every count and list small.
+static constexpr int64_t kMaxGridDevices = int64_t(1) << 20;
+
+/// The shape of the module's grid ({1} without one): one grid of static,
+/// positive sizes with at most kMaxGridDevices devices.
+static llvm::Expected<std::vector<int64_t>> gridShapeOf(mlir::ModuleOp m) {
   std::vector<int64_t> shape = {1};
-  grids = 0;
-  m.walk([&](mlir::shard::GridOp g) {
-    if (grids++ == 0)
-      shape.assign(g.getShape().begin(), g.getShape().end());
-  });
+  llvm::SmallVector<mlir::shard::GridOp> grids;
+  m.walk([&](mlir::shard::GridOp g) { grids.push_back(g); });
+  if (grids.size() > 1)
+    return err(llvm::formatv("expected one shard.grid in a sharded program (a "
+                             "run uses one device grid) but got {0}: @{1} and "
+                             "@{2}{3}",
+                             grids.size(), grids[0].getSymName(),
+                             grids[1].getSymName(),
+                             grids.size() > 2 ? " and more" : "")
+                   .str());
+  if (grids.empty())
+    return shape;
+  shape.assign(grids[0].getShape().begin(), grids[0].getShape().end());
+  int64_t devices = 1;
+  for (int64_t d : shape) {
+    if (mlir::ShapedType::isDynamic(d) || d < 1)
+      return err(llvm::formatv("expected the sizes of grid @{0} to be static "
+                               "and >= 1 but got {1}",
+                               grids[0].getSymName(),
+                               mbs::shapeToString(shape))
+                     .str());
+    std::optional<int64_t> n = llvm::checkedMul<int64_t>(devices, d);
+    if (!n || *n > kMaxGridDevices)
+      return err(llvm::formatv("expected grid @{0} to have at most {1} "
+                               "devices but its shape {2} has more",
+                               grids[0].getSymName(), kMaxGridDevices,
+                               mbs::shapeToString(shape))
+                     .str());
+    devices = *n;
+  }
   return shape;
+}
+
+/// Grid axes of a collective or sharding: in range and distinct.
+static llvm::Error checkGridAxes(llvm::ArrayRef<int> axes,
+                                 llvm::ArrayRef<int64_t> grid,
+                                 const llvm::Twine &whatTwine) {
+  std::string what = whatTwine.str();
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    if (a < 0 || a >= int(grid.size()))
+      return err(llvm::formatv("expected the grid axes of {0} in [0, {1}) (the "
+                               "grid is {2}) but got axis {3}",
+                               what, grid.size(), mbs::shapeToString(grid), a)
+                     .str());
+    if (llvm::is_contained(axes.take_front(i), a))
+      return err(llvm::formatv("expected distinct grid axes in {0} but axis "
+                               "{1} appears twice",
+                               what, a)
+                     .str());
+  }
+  return llvm::Error::success();
 }
 
 /// Function `name` of the module, or its first function when `name` is empty.
@@ -104,9 +155,11 @@ static ElemType elemType(mlir::Type t) {
 }
 
 /// A 2-D tensor laid out with dimension `contiguous` unit-stride and the
-/// other stride rounded up to `align` elements.
-static TensorInfo makeInfo(std::string name, mlir::RankedTensorType t,
-                           int contiguous, int64_t align) {
+/// other stride rounded up to `align` elements. Sizes must be static, and
+/// the padded elements and their bytes fit in int64.
+static llvm::Expected<TensorInfo> makeInfo(std::string name,
+                                           mlir::RankedTensorType t,
+                                           int contiguous, int64_t align) {
   TensorInfo info;
   info.name = std::move(name);
   info.type = elemType(t.getElementType());
@@ -116,19 +169,42 @@ static TensorInfo makeInfo(std::string name, mlir::RankedTensorType t,
     info.allocElements = 1;
     return info;
   }
+  if (info.shape.size() != 2)
+    return err(llvm::formatv("{0} has rank {1}; plans hold 2-D tensors",
+                             info.name, info.shape.size())
+                   .str());
+  for (int64_t d : info.shape)
+    if (mlir::ShapedType::isDynamic(d))
+      return err(llvm::formatv("{0} has a dynamic size ({1}); plans need "
+                               "static sizes",
+                               info.name, mbs::shapeToString(info.shape))
+                     .str());
+  if (align < 1)
+    return err(llvm::formatv("{0}: expected an alignment >= 1 but got {1}",
+                             info.name, align)
+                   .str());
   int64_t c = info.shape[contiguous], o = info.shape[1 - contiguous];
-  int64_t ld = (c + align - 1) / align * align;
-  info.strides = contiguous == 1 ? std::vector<int64_t>{ld, 1}
-                                 : std::vector<int64_t>{1, ld};
-  info.allocElements = ld * o;
+  std::optional<int64_t> ld =
+      llvm::checkedMul<int64_t>(c / align + (c % align != 0), align);
+  std::optional<int64_t> n = ld ? llvm::checkedMul<int64_t>(*ld, o) : ld;
+  if (!n || !llvm::checkedMul<int64_t>(*n, elemBytes(info.type)))
+    return err(llvm::formatv("{0} ({1}, leading dimension rounded up to {2}) "
+                             "has more than 2^63 - 1 bytes",
+                             info.name, mbs::shapeToString(info.shape), align)
+                   .str());
+  info.strides = contiguous == 1 ? std::vector<int64_t>{*ld, 1}
+                                 : std::vector<int64_t>{1, *ld};
+  info.allocElements = *n;
   return info;
 }
 
-static TensorInfo scaleInfo(std::string name, mlir::Value v,
-                            mbs::ScaleLayoutAttr l) {
-  auto t = llvm::cast<mlir::RankedTensorType>(v.getType());
-  return makeInfo(std::move(name), t, l.getOrder() == mbs::Layout::row_major ? 1 : 0,
-                  l.getAlign());
+static llvm::Expected<TensorInfo> scaleInfo(std::string name, mlir::Value v,
+                                            mbs::ScaleLayoutAttr l) {
+  auto t = llvm::dyn_cast<mlir::RankedTensorType>(v.getType());
+  if (!t || !l)
+    return err(name + ": expected a ranked scale tensor with a scale layout");
+  return makeInfo(std::move(name), t,
+                  l.getOrder() == mbs::Layout::row_major ? 1 : 0, l.getAlign());
 }
 
 namespace {
@@ -190,25 +266,38 @@ static llvm::Expected<DevicePlan> planSteps(llvm::StringRef partitioned,
                ps.diag.text);
 
   DevicePlan plan;
-  int grids;
-  plan.gridShape = firstGridShape(m, grids);
+  auto gridOr = gridShapeOf(m);
+  if (!gridOr)
+    return gridOr.takeError();
+  plan.gridShape = std::move(*gridOr);
   auto fnOr = findFunction(m, funcName);
   if (!fnOr)
     return fnOr.takeError();
   mlir::func::FuncOp fn = *fnOr;
+  if (fn.getBody().empty())
+    return err("@" + fn.getSymName().str() + " has no body");
 
   llvm::DenseMap<mlir::Value, int> ids;
-  auto add = [&](mlir::Value v, TensorInfo info) {
-    for (int64_t d : info.shape)
-      if (mlir::ShapedType::isDynamic(d))
-        return -1;
+  // Registers `v` with the layout `info` (an error when it could not be
+  // laid out: dynamic sizes, int64 overflow); returns its id.
+  auto add = [&](mlir::Value v,
+                 llvm::Expected<TensorInfo> info) -> llvm::Expected<int> {
+    if (!info)
+      return info.takeError();
     ids[v] = int(plan.tensors.size());
-    plan.tensors.push_back(std::move(info));
+    plan.tensors.push_back(std::move(*info));
     return ids[v];
   };
   auto id = [&](mlir::Value v) -> int {
     auto it = ids.find(v);
     return it == ids.end() ? -1 : it->second;
+  };
+  auto known = [&](mlir::Value v, mlir::Operation &op) -> llvm::Expected<int> {
+    int i = id(v);
+    if (i < 0)
+      return err("operation " + op.getName().getStringRef().str() +
+                 " reads a value the plan does not know (dynamic size?)");
+    return i;
   };
 
   // Arguments: their layout is what their (first) consumer reads.
@@ -220,10 +309,11 @@ static llvm::Expected<DevicePlan> planSteps(llvm::StringRef partitioned,
     std::string name = llvm::formatv("arg{0}", arg.getArgNumber()).str();
     // Arguments are laid out as their (first) GEMM reads them.
     Want w = consumerWant(arg).value_or(Want{1, 1});
-    TensorInfo info = makeInfo(name, t, w.contiguous, w.align);
-    if (add(arg, info) < 0)
-      return err("argument " + name + " has a dynamic size");
-    plan.args.push_back(id(arg));
+    auto a = add(arg, makeInfo("argument " + name, t, w.contiguous, w.align));
+    if (!a)
+      return a.takeError();
+    plan.tensors[*a].name = name;
+    plan.args.push_back(*a);
   }
 
   for (mlir::Operation &op : fn.getBody().front()) {
@@ -242,15 +332,22 @@ static llvm::Expected<DevicePlan> planSteps(llvm::StringRef partitioned,
       st.quant.colMajor = q.getLayout() == mbs::Layout::col_major;
       st.quant.rows = in.getDimSize(0);
       st.quant.cols = in.getDimSize(1);
-      st.inputs = {id(q.getInput())};
-      int qi = add(q.getResult(),
-                   makeInfo(llvm::formatv("q{0}", plan.steps.size()).str(),
-                            q.getResult().getType(), st.quant.colMajor ? 0 : 1,
-                            1));
-      int si = add(q.getScale(),
-                   scaleInfo(llvm::formatv("s{0}", plan.steps.size()).str(),
-                             q.getScale(), q.getScaleLayoutAttr()));
-      st.outputs = {qi, si};
+      auto x = known(q.getInput(), op);
+      if (!x)
+        return x.takeError();
+      st.inputs = {*x};
+      auto qi = add(q.getResult(),
+                    makeInfo(llvm::formatv("q{0}", plan.steps.size()).str(),
+                             q.getResult().getType(),
+                             st.quant.colMajor ? 0 : 1, 1));
+      if (!qi)
+        return qi.takeError();
+      auto si = add(q.getScale(),
+                    scaleInfo(llvm::formatv("s{0}", plan.steps.size()).str(),
+                              q.getScale(), q.getScaleLayoutAttr()));
+      if (!si)
+        return si.takeError();
+      st.outputs = {*qi, *si};
     } else if (auto mm = llvm::dyn_cast<mbs::MatmulOp>(op)) {
       st.kind = Step::Kind::Gemm;
       st.gemm.form = mm.getForm() == mbs::GemmForm::wgrad ? GemmForm::Wgrad
@@ -283,20 +380,36 @@ static llvm::Expected<DevicePlan> planSteps(llvm::StringRef partitioned,
               i, ti.name, ti.shape[0], ti.shape[1], 1 - w.contiguous,
               w.contiguous));
       }
-      st.outputs = {add(mm.getC(),
-                        makeInfo(llvm::formatv("c{0}", plan.steps.size()).str(),
-                                 mm.getC().getType(), 1, 1))};
+      auto c = add(mm.getC(),
+                   makeInfo(llvm::formatv("c{0}", plan.steps.size()).str(),
+                            mm.getC().getType(), 1, 1));
+      if (!c)
+        return c.takeError();
+      st.outputs = {*c};
     } else if (auto ar = llvm::dyn_cast<mlir::shard::AllReduceOp>(op)) {
       st.kind = Step::Kind::AllReduce;
       for (auto a : ar.getGridAxes())
         st.gridAxes.push_back(a);
-      st.inputs = {id(ar.getInput())};
-      TensorInfo o = plan.tensors[st.inputs[0]];
+      if (auto e = checkGridAxes(st.gridAxes, plan.gridShape, "shard.all_reduce"))
+        return std::move(e);
+      auto x = known(ar.getInput(), op);
+      if (!x)
+        return x.takeError();
+      st.inputs = {*x};
+      TensorInfo o = plan.tensors[*x];
       o.name = llvm::formatv("r{0}", plan.steps.size()).str();
-      st.outputs = {add(ar.getResult(), o)};
+      if (ar.getResult().getType() != ar.getInput().getType())
+        return err("shard.all_reduce changes its tensor's type; the executor "
+                   "reduces in place types");
+      auto r = add(ar.getResult(), std::move(o));
+      if (!r)
+        return r.takeError();
+      st.outputs = {*r};
     } else if (llvm::isa<mlir::shard::AllGatherOp, mlir::shard::ReduceScatterOp>(
                    op)) {
       bool gather = llvm::isa<mlir::shard::AllGatherOp>(op);
+      const char *opName =
+          gather ? "shard.all_gather" : "shard.reduce_scatter";
       st.kind = gather ? Step::Kind::AllGather : Step::Kind::ReduceScatter;
       mlir::Value in = op.getOperand(0);
       llvm::ArrayRef<int16_t> axes =
@@ -304,17 +417,31 @@ static llvm::Expected<DevicePlan> planSteps(llvm::StringRef partitioned,
                  : llvm::cast<mlir::shard::ReduceScatterOp>(op).getGridAxes();
       for (int16_t a : axes)
         st.gridAxes.push_back(a);
-      st.axis = gather ? int(llvm::cast<mlir::shard::AllGatherOp>(op)
-                                 .getGatherAxis()
-                                 .getZExtValue())
-                       : int(llvm::cast<mlir::shard::ReduceScatterOp>(op)
-                                 .getScatterAxis()
-                                 .getZExtValue());
-      st.inputs = {id(in)};
-      if (st.inputs[0] < 0)
-        return err("a collective reads a value the plan does not know");
+      if (auto e = checkGridAxes(st.gridAxes, plan.gridShape, opName))
+        return std::move(e);
+      llvm::APInt axis =
+          gather ? llvm::cast<mlir::shard::AllGatherOp>(op).getGatherAxis()
+                 : llvm::cast<mlir::shard::ReduceScatterOp>(op).getScatterAxis();
+      auto x = known(in, op);
+      if (!x)
+        return x.takeError();
+      st.inputs = {*x};
       // Same physical order and leading stride; the outer extent changes.
-      const TensorInfo &src = plan.tensors[st.inputs[0]];
+      const TensorInfo src = plan.tensors[*x];
+      auto rt = llvm::dyn_cast<mlir::RankedTensorType>(op.getResult(0).getType());
+      if (src.shape.size() != 2 || src.strides.size() != 2 || !rt ||
+          rt.getRank() != 2)
+        return err(llvm::formatv("{0} moves a {1} tensor; the executor "
+                                 "moves 2-D tensors",
+                                 opName, mbs::shapeToString(src.shape))
+                       .str());
+      if (axis.getActiveBits() > 2 || axis.getZExtValue() > 1)
+        return err(llvm::formatv("expected the {0} axis of {1} to be 0 or 1 "
+                                 "(a 2-D tensor) but got {2}",
+                                 gather ? "gather" : "scatter", opName,
+                                 llvm::toString(axis, 10, false))
+                       .str());
+      st.axis = int(axis.getZExtValue());
       // NCCL's all_gather / reduce_scatter concatenate / split contiguous
       // chunks: only the physical outer dimension can be the axis.
       if (st.axis != src.outerDim())
@@ -322,15 +449,25 @@ static llvm::Expected<DevicePlan> planSteps(llvm::StringRef partitioned,
             "{0} along logical dimension {1} of a {2}x{3} tensor whose "
             "physical outer dimension is {4}: the executor moves contiguous "
             "chunks only; split that tensor along dimension {4} instead",
-            gather ? "shard.all_gather" : "shard.reduce_scatter", st.axis,
-            src.shape[0], src.shape[1], src.outerDim()));
-      auto rt = llvm::cast<mlir::RankedTensorType>(op.getResult(0).getType());
+            opName, st.axis, src.shape[0], src.shape[1], src.outerDim()));
       TensorInfo o = src;
       o.name = llvm::formatv("{0}{1}", gather ? "g" : "rs", plan.steps.size()).str();
       o.shape.assign(rt.getShape().begin(), rt.getShape().end());
       int outer = src.outerDim();
-      o.allocElements = o.shape[outer] * std::max(src.strides[0], src.strides[1]);
-      st.outputs = {add(op.getResult(0), o)};
+      std::optional<int64_t> n;
+      if (!mlir::ShapedType::isDynamic(o.shape[outer]) && o.shape[outer] >= 0)
+        n = llvm::checkedMul<int64_t>(o.shape[outer],
+                                      std::max(src.strides[0], src.strides[1]));
+      if (!n || !llvm::checkedMul<int64_t>(*n, elemBytes(o.type)))
+        return err(llvm::formatv("the result of {0} ({1}) has a dynamic size "
+                                 "or more than 2^63 - 1 bytes",
+                                 opName, mbs::shapeToString(o.shape))
+                       .str());
+      o.allocElements = *n;
+      auto r = add(op.getResult(0), std::move(o));
+      if (!r)
+        return r.takeError();
+      st.outputs = {*r};
     } else if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
       for (mlir::Value v : ret.getOperands()) {
         if (id(v) < 0)
@@ -343,14 +480,6 @@ static llvm::Expected<DevicePlan> planSteps(llvm::StringRef partitioned,
                  op.getName().getStringRef().str() +
                  " (plans hold blockscale ops and shard collectives)");
     }
-    for (int i : st.inputs)
-      if (i < 0)
-        return err("operation " + op.getName().getStringRef().str() +
-                   " reads a value the plan does not know (dynamic size?)");
-    for (int o : st.outputs)
-      if (o < 0)
-        return err("operation " + op.getName().getStringRef().str() +
-                   " produces a tensor of dynamic size");
     plan.steps.push_back(std::move(st));
   }
   return plan;
@@ -404,11 +533,10 @@ dist::describeShardings(llvm::StringRef source, llvm::StringRef funcName) {
     return std::move(e);
   mlir::ModuleOp m = *ps.module;
   ProgramShardings out;
-  int grids;
-  out.gridShape = firstGridShape(m, grids);
-  if (grids > 1)
-    return err("the program declares " + std::to_string(grids) +
-               " grids; a sharded run uses one");
+  auto gridOr = gridShapeOf(m);
+  if (!gridOr)
+    return gridOr.takeError();
+  out.gridShape = std::move(*gridOr);
   auto fnOr = findFunction(m, funcName);
   if (!fnOr)
     return fnOr.takeError();
@@ -435,6 +563,16 @@ dist::describeShardings(llvm::StringRef source, llvm::StringRef funcName) {
       out.results.push_back(std::move(s));
     }
   });
+  // The runner indexes the grid with these axes.
+  for (auto *list : {&out.args, &out.results})
+    for (const std::vector<std::vector<int>> &t : *list) {
+      std::vector<int> all;
+      for (const std::vector<int> &d : t)
+        all.insert(all.end(), d.begin(), d.end());
+      if (auto e = checkGridAxes(all, out.gridShape,
+                                 "a sharding of @" + fn.getSymName().str()))
+        return std::move(e);
+    }
 
   // The unsharded program: shard ops forward their source.
   llvm::SmallVector<mlir::Operation *> dead;

@@ -2,6 +2,8 @@
 #include "blockscale/Target/Cuda/Kernels/params.h"
 
 #include "gtest/gtest.h"
+#include <climits>
+#include <cmath>
 
 using namespace blockscale;
 
@@ -234,4 +236,100 @@ TEST(TileModel, NoClusterSumForBf16Accumulation) {
        rankTiles({128, 2112, 7168, true, 4, true}, d))
     any |= c.ksplit > 1;
   EXPECT_TRUE(any);
+}
+
+// Hardening (issue 31): the model's preconditions are checked, never divided
+// by zero or wrapped.
+static std::string validationText(const GemmProblem &p, const DeviceModel &d) {
+  llvm::Error e = validateProblem(p, d);
+  return e ? llvm::toString(std::move(e)) : std::string();
+}
+
+TEST(TileModel, ValidateProblemRejectsEmptyNegativeAndHugeSizes) {
+  DeviceModel d;
+  EXPECT_EQ(validationText({128, 2112, 7168, false, 2, false}, d), "");
+  EXPECT_NE(validationText({0, 2112, 7168, false, 2, false}, d)
+                .find("expected M >= 1 but got M = 0"),
+            std::string::npos);
+  EXPECT_NE(validationText({128, 0, 7168, false, 2, false}, d)
+                .find("expected N >= 1 but got N = 0"),
+            std::string::npos);
+  EXPECT_NE(validationText({128, 2112, -128, false, 2, false}, d)
+                .find("expected K >= 1 but got K = -128"),
+            std::string::npos);
+  for (int64_t huge : {int64_t(1) << 31, int64_t(1) << 62, INT64_MAX})
+    EXPECT_NE(validationText({huge, 2112, 7168, false, 2, false}, d)
+                  .find("expected M <= 2147483647"),
+              std::string::npos)
+        << huge;
+  EXPECT_NE(validationText({kMaxGemmDim, kMaxGemmDim, 128, false, 2, false}, d)
+                .find("output tiles"),
+            std::string::npos);
+  EXPECT_NE(validationText({kMaxGemmDim, kMaxGemmDim, 128, false, 4, false}, d)
+                .find("at most 2^63 - 1 bytes"),
+            std::string::npos);
+  EXPECT_NE(validationText({128, 2112, 7168, false, 3, false}, d)
+                .find("2 (bf16) or 4 (f32)"),
+            std::string::npos);
+}
+
+TEST(TileModel, ValidateProblemRejectsBadDevices) {
+  GemmProblem p{128, 2112, 7168, false, 2, false};
+  for (int sms : {0, -5, kMaxSMs + 1}) {
+    DeviceModel d;
+    d.numSMs = sms;
+    EXPECT_NE(validationText(p, d).find("SMs (num-sms) but got " +
+                                        std::to_string(sms)),
+              std::string::npos)
+        << sms;
+    EXPECT_TRUE(rankTiles(p, d).empty()) << sms;
+    TileChoice c;
+    EXPECT_TRUE(std::isinf(estimateSeconds(p, d, c))) << sms;
+  }
+  DeviceModel d;
+  d.smemBytes = 0;
+  EXPECT_NE(validationText(p, d).find("smem-bytes"), std::string::npos);
+}
+
+TEST(TileModel, InvalidProblemsRankNothingAndEstimateInfinity) {
+  DeviceModel d;
+  for (GemmProblem p : {GemmProblem{0, 2112, 7168, false, 2, false},
+                        GemmProblem{128, 0, 7168, false, 2, false},
+                        GemmProblem{128, 2112, 0, false, 2, false},
+                        GemmProblem{int64_t(1) << 62, int64_t(1) << 62,
+                                    int64_t(1) << 62, false, 4, false}}) {
+    EXPECT_TRUE(rankTiles(p, d).empty());
+    TileChoice c;
+    EXPECT_TRUE(std::isinf(estimateSeconds(p, d, c)));
+    TileChoice s = selectTile(p, d); // the default, no crash
+    EXPECT_EQ(s.bm, 128);
+  }
+}
+
+TEST(TileModel, OneSmStillChoosesAndSkipsClusters) {
+  DeviceModel d;
+  d.numSMs = 1;
+  GemmProblem p{4096, 7168, 16384, false, 2, false};
+  std::vector<TileChoice> all = rankTiles(p, d);
+  ASSERT_FALSE(all.empty());
+  for (const TileChoice &c : all) {
+    EXPECT_EQ(c.cluster, 1) << c.str(); // a pair does not fit on one SM
+    EXPECT_TRUE(std::isfinite(c.predictedSeconds)) << c.str();
+  }
+  TileChoice pair;
+  pair.bm = 256;
+  pair.bn = 128;
+  pair.cluster = 2;
+  EXPECT_TRUE(std::isinf(estimateSeconds(p, d, pair)));
+}
+
+TEST(TileModel, TileUnitsIsChecked) {
+  TileChoice c;
+  c.bm = 64;
+  c.bn = 16;
+  c.splits = 16;
+  EXPECT_EQ(tileUnits({128, 32, 128, false, 2, false}, c), 2 * 2 * 16);
+  EXPECT_EQ(tileUnits({INT64_MAX, INT64_MAX, 128, false, 2, false}, c), -1);
+  c.splits = 0;
+  EXPECT_EQ(tileUnits({128, 32, 128, false, 2, false}, c), -1);
 }

@@ -487,6 +487,14 @@ int main(int argc, char **argv) {
   if (!plan)
     return fail(llvm::toString(plan.takeError()));
   int64_t world = gridSize(plan->gridShape);
+  if (planRank < 0 || planRank >= world)
+    return fail(llvm::formatv(
+        "expected --rank in [0, {0}) (grid {1} has {0} devices) but got {2}",
+        world,
+        llvm::join(llvm::map_range(plan->gridShape,
+                                   [](int64_t a) { return std::to_string(a); }),
+                   "x"),
+        int(planRank)));
 
   if (planOnly) {
     llvm::outs() << "// device program\n" << *local << "// plan\n"

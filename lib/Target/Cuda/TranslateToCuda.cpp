@@ -1,6 +1,7 @@
 //===- TranslateToCuda.cpp - blockscale ops to CUDA sources -----*- C++ -*-===//
 
 #include "blockscale/Dialect/BlockScale/IR/BlockScale.h"
+#include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
 #include "blockscale/Runtime/Nvrtc.h"
 #include "blockscale/Target/Cuda/CudaEmitter.h"
 
@@ -102,6 +103,9 @@ mlir::blockscale::emitQuantizeKernel(QuantizeOp op, unsigned debug) {
 static LogicalResult
 forEachKernel(ModuleOp module,
               function_ref<LogicalResult(const EmittedKernel &)> fn) {
+  // No kernel for IR that --blockscale-verify-layouts rejects.
+  if (failed(verifyKernelLayouts(module)))
+    return failure();
   WalkResult r = module.walk([&](Operation *op) {
     FailureOr<EmittedKernel> k = failure();
     if (auto mm = dyn_cast<MatmulOp>(op))

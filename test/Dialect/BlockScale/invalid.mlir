@@ -274,10 +274,226 @@ func.func @bad_swizzle() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk
 
 // -----
 
-// expected-error @+1 {{expected tile splits >= 1 but got 0}}
+// expected-error @+1 {{expected tile splits in [1, 2147483647] (a 32-bit launch parameter) but got 0}}
 func.func @bad_splits() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 0, raster = 8>}
 
 // -----
 
-// expected-error @+1 {{expected tile raster >= 1 but got 0}}
+// expected-error @+1 {{expected tile raster in [1, 2147483647] (a 32-bit launch parameter) but got 0}}
 func.func @bad_raster() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 0>}
+
+// -----
+
+// Hardening (issue 31): unranked scales are rejected before their shape is
+// read; sizes, leading dimensions, alignments, split counts and raster values
+// are checked in int64 (no wrapped value is accepted).
+
+func.func @matmul_unranked_a_scale(%a: tensor<128x256xf8E4M3FN>, %as: tensor<*xf32>,
+                                   %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // expected-error @+1 {{expected A scales of shape 128x2 (a ranked tensor) but got 'tensor<*xf32>'}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x256xf8E4M3FN>, tensor<*xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_unranked_b_scale(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                                   %b: tensor<256x512xf8E4M3FN>, %bs: tensor<*xf32>) {
+  // expected-error @+1 {{expected B scales of shape 2x512 (a ranked tensor) but got 'tensor<*xf32>'}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<wgrad>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x1>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<256x512xf8E4M3FN>, tensor<*xf32> -> tensor<?x512xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_unranked_scale(%x: tensor<?x512xbf16>) {
+  // expected-error @+1 {{expected scales of shape ?x4 (a ranked tensor) but got 'tensor<*xf32>'}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<?x512xbf16> -> tensor<?x512xf8E4M3FN>, tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_unranked_tensorwise(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected scales of shape scalar (a ranked tensor) but got 'tensor<*xf32>'}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<tensorwise>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_rank3(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected scale shape 256x4 for 1x128 blocks of a 256x512 result but got 256x4x1}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<256x4x1xf32>
+  return
+}
+
+// -----
+
+// A dynamic dimension is never read as a size: ?x? scales of a ?x256 A do
+// not match ?x2.
+func.func @matmul_dynamic_scale_cols(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x?xf32>,
+                                     %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // expected-error @+1 {{expected A scales of shape ?x2 (1x128 blocks of ?x256) but got ?x?}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x?xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<?x512xbf16>
+  return
+}
+
+// -----
+
+// 2^62 x 2^62 FP8 elements: 2^124 bytes.
+func.func @matmul_bytes_overflow(%a: tensor<4611686018427387904x4611686018427387904xf8E4M3FN>, %as: tensor<4611686018427387904x36028797018963968xf32>,
+                                 %b: tensor<4611686018427387904x512xf8E4M3FN>, %bs: tensor<36028797018963968x4xf32>) {
+  // expected-error @+1 {{expected operand #0 to hold at most 2^63 - 1 bytes but got 'tensor<4611686018427387904x4611686018427387904xf8E4M3FN>'}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<4611686018427387904x4611686018427387904xf8E4M3FN>, tensor<4611686018427387904x36028797018963968xf32>, tensor<4611686018427387904x512xf8E4M3FN>, tensor<36028797018963968x4xf32> -> tensor<4611686018427387904x512xbf16>
+  return
+}
+
+// -----
+
+// 2^61 x 128 bf16 elements: 2^69 bytes.
+func.func @quantize_scale_bytes_overflow(%x: tensor<2305843009213693952x128xbf16>) {
+  // expected-error @+1 {{expected operand #0 to hold at most 2^63 - 1 bytes but got 'tensor<2305843009213693952x128xbf16>'}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<2305843009213693952x128xbf16> -> tensor<2305843009213693952x128xf8E4M3FN>, tensor<2305843009213693952x1xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_negative_lda(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                               %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // A negative stride that is a multiple of 16 bytes used to pass.
+  // expected-error @+1 {{expected lda (a leading dimension in elements) >= 1 but got -16}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>, lda = -16 : i64,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<?x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_zero_ldb(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                           %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // expected-error @+1 {{expected ldb (a leading dimension in elements) >= 1 but got 0}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>, ldb = 0 : i64,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_ldc_overflow(%a: tensor<1024x256xf8E4M3FN>, %as: tensor<1024x2xf32>,
+                               %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // ldc * M * 2 bytes = 2^62 * 1024 * 2 wraps int64.
+  // expected-error @+1 {{expected ldc = 4611686018427387904 to describe a buffer of at most 2^63 - 1 bytes but ldc x 1024 rows x 2 bytes overflows int64}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>, ldc = 4611686018427387904 : i64,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<1024x256xf8E4M3FN>, tensor<1024x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<1024x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_lda_max(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                          %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // With M dynamic only ld x element bytes is known: 2^63 - 1 FP8 bytes fit,
+  // so the op verifies (verify-layouts rejects the stride: TMA's 2^40).
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>, lda = 9223372036854775807 : i64,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<?x512xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_ldc_f32_wraps(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                                %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x512xf32>) {
+  // expected-error @+1 {{expected ldc = 4611686018427387904 to describe a buffer of at most 2^63 - 1 bytes but ldc x ? rows x 4 bytes overflows int64}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<wgrad>, ldc = 4611686018427387904 : i64,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x1>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x512xf32> -> tensor<?x512xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_scale_align_overflow(%a: tensor<1024x256xf8E4M3FN>, %as: tensor<1024x2xf32>,
+                                       %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
+  // The padded K-block stride, 2^62, times 2 K-blocks times 4 bytes wraps.
+  // expected-error @+1 {{expected a_scale_layout #blockscale.scale_layout<col_major, align = 4611686018427387904> to give 1024x2 scales a buffer of at most 2^63 - 1 bytes but its padded size overflows int64}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4611686018427387904>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<1024x256xf8E4M3FN>, tensor<1024x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<1024x512xbf16>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_align_overflow(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected scale_layout #blockscale.scale_layout<row_major, align = 2305843009213693952> to give 256x4 scales a buffer of at most 2^63 - 1 bytes but its padded size overflows int64}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>,
+                                   scale_layout = #blockscale.scale_layout<row_major, align = 2305843009213693952>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<256x4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected scale_layout align to be a power of two >= 1 but got -9223372036854775808}}
+func.func @bad_align_min() attributes {a = #blockscale.scale_layout<col_major, align = -9223372036854775808>}
+
+// -----
+
+// expected-error @+1 {{expected scale_layout align to be a power of two >= 1 but got 0}}
+func.func @bad_align_zero() attributes {a = #blockscale.scale_layout<col_major, align = 0>}
+
+// -----
+
+// Splits and raster are 32-bit launch parameters: 2^32 + 1 used to wrap to 1.
+// expected-error @+1 {{expected tile splits in [1, 2147483647] (a 32-bit launch parameter) but got 4294967297}}
+func.func @bad_splits_wrap() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 4294967297, raster = 8>}
+
+// -----
+
+// expected-error @+1 {{expected tile raster in [1, 2147483647] (a 32-bit launch parameter) but got 4294967304}}
+func.func @bad_raster_wrap() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 4294967304>}
+
+// -----
+
+// expected-error @+1 {{expected tile raster in [1, 2147483647] (a 32-bit launch parameter) but got -8}}
+func.func @bad_raster_negative() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = -8>}
+
+// -----
+
+// expected-error @+1 {{expected tile stages in [2, 16] but got 9223372036854775807}}
+func.func @bad_stages_huge() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 9223372036854775807, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
+
+// -----
+
+// expected-error @+1 {{expected tile ksplit = 1 or ksplit = splits in [2, 8] (a portable cluster of the splits) but got ksplit = -1 with splits = 1}}
+func.func @bad_ksplit_negative() attributes {a = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 8, ksplit = -1>}
+
+// -----
+
+func.func @matmul_splits_huge_k(%a: tensor<128x4611686018427387904xf8E4M3FN>, %as: tensor<128x36028797018963968xf32>,
+                                %b: tensor<4611686018427387904x16xf8E4M3FN>, %bs: tensor<36028797018963968x1xf32>) {
+  // expected-error @+1 {{expected operand #0 to hold at most 2^63 - 1 bytes but got 'tensor<128x4611686018427387904xf8E4M3FN>'}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
+      : tensor<128x4611686018427387904xf8E4M3FN>, tensor<128x36028797018963968xf32>, tensor<4611686018427387904x16xf8E4M3FN>, tensor<36028797018963968x1xf32> -> tensor<128x16xbf16>
+  return
+}

@@ -27,3 +27,37 @@ func.func @f32_out(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
       : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xf32>
   return %c : tensor<128x512xf32>
 }
+
+// Pass options are checked before any tile is chosen; each names the range
+// and what was given (a num-sms above 2^31 would wrap into the model's int).
+// RUN: not blockscale-opt %s --blockscale-select-tiles="num-sms=0" 2>&1 | FileCheck %s --check-prefix=SMS0
+// RUN: not blockscale-opt %s --blockscale-select-tiles="num-sms=-5" 2>&1 | FileCheck %s --check-prefix=SMSNEG
+// RUN: not blockscale-opt %s --blockscale-select-tiles="num-sms=4294967428" 2>&1 | FileCheck %s --check-prefix=SMSWRAP
+// RUN: not blockscale-opt %s --blockscale-select-tiles="m-hint=0" 2>&1 | FileCheck %s --check-prefix=MHINT0
+// RUN: not blockscale-opt %s --blockscale-select-tiles="m-hint=-1" 2>&1 | FileCheck %s --check-prefix=MHINTNEG
+// RUN: not blockscale-opt %s --blockscale-select-tiles="smem-bytes=0" 2>&1 | FileCheck %s --check-prefix=SMEM0
+// RUN: not blockscale-opt %s --blockscale-select-tiles="smem-bytes=1000" 2>&1 | FileCheck %s --check-prefix=SMEMSMALL
+// RUN: not blockscale-opt %s --blockscale-jit-pipeline="num-sms=0" 2>&1 | FileCheck %s --check-prefix=SMS0
+// SMS0: select-tiles-invalid.mlir:0:0: error: expected blockscale-select-tiles option num-sms in [1, 65536] but got 0; pass the target GPU's SM count (132 on H100/H200 SXM)
+// SMSNEG: error: expected blockscale-select-tiles option num-sms in [1, 65536] but got -5
+// SMSWRAP: error: expected blockscale-select-tiles option num-sms in [1, 65536] but got 4294967428
+// MHINT0: error: expected blockscale-select-tiles option m-hint in [1, 2147483647] but got 0; pass the M a dynamic-M GEMM is planned for (e.g. 4096)
+// MHINTNEG: error: expected blockscale-select-tiles option m-hint in [1, 2147483647] but got -1
+// SMEM0: error: expected blockscale-select-tiles option smem-bytes in [1, 16777216] but got 0
+// SMEMSMALL: error: 'blockscale.matmul' op expected some tile whose two-stage ring and bf16 output staging fit in smem-bytes = 1000 bytes of shared memory but none does; the smallest (bm=64,bn=16) needs {{[0-9]+}}
+
+// One SM and a forced CTA pair: no cluster fits (the model divided by zero).
+// RUN: not blockscale-opt %s --blockscale-select-tiles="num-sms=1 force=bm=256,bn=128,cluster=2" 2>&1 | FileCheck %s --check-prefix=PAIR1
+// PAIR1: error: 'blockscale.matmul' op expected a forced cluster of at most num-sms = 1 CTAs but got cluster = 2
+// One SM is a valid (if slow) device: the model still chooses.
+// RUN: blockscale-opt %s --blockscale-select-tiles="num-sms=1" | FileCheck %s --check-prefix=ONESM
+// ONESM: tile = #blockscale.tile<
+// Forced values out of range: splits beyond the K-blocks, raster past int.
+// RUN: not blockscale-opt %s --blockscale-select-tiles="force=splits=3" 2>&1 | FileCheck %s --check-prefix=SPLITS
+// RUN: not blockscale-opt %s --blockscale-select-tiles="force=raster=99999999999" 2>&1 | FileCheck %s --check-prefix=RASTER
+// RUN: not blockscale-opt %s --blockscale-select-tiles="force=splits=-2" 2>&1 | FileCheck %s --check-prefix=NEGSPLITS
+// RUN: not blockscale-opt %s --blockscale-select-tiles="force=bm=,bn=x" 2>&1 | FileCheck %s --check-prefix=GARBAGE
+// SPLITS: error: 'blockscale.matmul' op expected forced splits <= 2 (K-blocks of 128 in K = 256) but got 3
+// RASTER: error: 'blockscale.matmul' op expected key=integer in force option but got 'raster=99999999999'
+// NEGSPLITS: error: 'blockscale.matmul' op forced tile: expected tile splits in [1, 2147483647] (a 32-bit launch parameter) but got -2
+// GARBAGE: error: 'blockscale.matmul' op expected key=integer in force option but got 'bm='

@@ -218,3 +218,100 @@ func.func @quantize_output_rows(%x: tensor<100x256xbf16>) -> tensor<256x1xf32> {
       : tensor<100x256xbf16> -> tensor<256x100xf8E4M3FN>, tensor<256x1xf32>
   return %s : tensor<256x1xf32>
 }
+
+// -----
+
+// Hardening (issue 31): strides, sizes and launch counts against the
+// kernels' limits, in checked int64 arithmetic.
+
+func.func @lda_past_tma(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                        %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) -> tensor<?x512xbf16> {
+  // expected-error @+1 {{expected the row stride of A to be below 2^40 bytes (TMA limit) but got lda = 9223372036854775807 elements of 'f8E4M3FN'}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         lda = 9223372036854775807 : i64}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<?x512xbf16>
+  return %c : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @ldc_at_tma_limit(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                            %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) -> tensor<?x512xbf16> {
+  // 2^39 bf16 = 2^40 bytes.
+  // expected-error @+1 {{expected the row stride of C to be below 2^40 bytes (TMA limit) but got ldc = 549755813888 elements of 'bf16'}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         ldc = 549755813888 : i64}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<?x512xbf16>
+  return %c : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @m_past_int32(%a: tensor<2147483648x256xf8E4M3FN>, %as: tensor<2147483648x2xf32>,
+                        %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) -> tensor<2147483648x512xbf16> {
+  // expected-error @+1 {{expected M <= 2147483647 (2^31 - 1: the kernels take 32-bit sizes) but got M = 2147483648; split the tensor}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<2147483648x256xf8E4M3FN>, tensor<2147483648x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<2147483648x512xbf16>
+  return %c : tensor<2147483648x512xbf16>
+}
+
+// -----
+
+func.func @too_many_units(%a: tensor<2097152x128xf8E4M3FN>, %as: tensor<2097152x1xf32>,
+                          %b: tensor<128x2097152xf8E4M3FN>, %bs: tensor<1x16384xf32>) -> tensor<2097152x2097152xbf16> {
+  // expected-error @+1 {{expected at most 2147483647 (2^31 - 1) work units (tiles x splits) for the kernel's 32-bit unit index but 32768x131072 tiles x 1 splits exceed it; use larger tiles or fewer splits}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         tile = #blockscale.tile<bm = 64, bn = 16, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
+      : tensor<2097152x128xf8E4M3FN>, tensor<2097152x1xf32>, tensor<128x2097152xf8E4M3FN>, tensor<1x16384xf32> -> tensor<2097152x2097152xbf16>
+  return %c : tensor<2097152x2097152xbf16>
+}
+
+// -----
+
+func.func @raster_times_tiles(%a: tensor<2097152x128xf8E4M3FN>, %as: tensor<2097152x1xf32>,
+                              %b: tensor<128x128xf8E4M3FN>, %bs: tensor<1x1xf32>) -> tensor<2097152x128xbf16> {
+  // expected-error @+1 {{expected tile raster x M tiles <= 2147483647 (a 32-bit divisor of the kernel's unit decode) but got raster = 2147483647 with 16384 M tiles; use raster <= 1}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 2147483647>}
+      : tensor<2097152x128xf8E4M3FN>, tensor<2097152x1xf32>, tensor<128x128xf8E4M3FN>, tensor<1x1xf32> -> tensor<2097152x128xbf16>
+  return %c : tensor<2097152x128xbf16>
+}
+
+// -----
+
+func.func @quantize_rows_past_int32(%x: tensor<2147483648x128xbf16>) -> tensor<2147483648x1xf32> {
+  // expected-error @+1 {{expected input rows <= 2147483647 (2^31 - 1: the kernels take 32-bit sizes) but got input rows = 2147483648; split the tensor}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>,
+                                   scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<2147483648x128xbf16> -> tensor<2147483648x128xf8E4M3FN>, tensor<2147483648x1xf32>
+  return %s : tensor<2147483648x1xf32>
+}
+
+// -----
+
+// Every failing op is reported, not only the first.
+func.func @two_bad(%x: tensor<128x100xbf16>, %y: tensor<128x200xbf16>) {
+  // expected-error @+1 {{expected input rows of a multiple of 16 bytes but got 100 x 'bf16'; pad the columns to 104}}
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>,
+                                   scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<128x100xbf16> -> tensor<128x100xf8E4M3FN>, tensor<128x1xf32>
+  // expected-error @+1 {{expected a scale_layout but got none; run --blockscale-pad-scales}}
+  %q2, %s2 = blockscale.quantize %y {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<128x200xbf16> -> tensor<128x200xf8E4M3FN>, tensor<128x2xf32>
+  return
+}

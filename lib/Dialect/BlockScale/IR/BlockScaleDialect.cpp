@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -116,19 +117,32 @@ ScaleLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 int64_t ScaleLayoutAttr::getLeadingStride(ArrayRef<int64_t> shape) const {
-  assert(shape.size() == 2 && "scale layouts describe 2-D scales");
+  if (shape.size() != 2)
+    return -1;
   int64_t contiguous = getOrder() == Layout::row_major ? shape[1] : shape[0];
   if (ShapedType::isDynamic(contiguous))
     return ShapedType::kDynamic;
-  return llvm::alignTo(contiguous, getAlign());
+  int64_t align = getAlign();
+  if (contiguous < 0 || align < 1)
+    return -1;
+  // ceil(contiguous / align) * align, checked.
+  int64_t blocks = contiguous / align + (contiguous % align != 0);
+  std::optional<int64_t> ld = llvm::checkedMul<int64_t>(blocks, align);
+  return ld ? *ld : -1;
 }
 
 int64_t ScaleLayoutAttr::getAllocatedElements(ArrayRef<int64_t> shape) const {
   int64_t ld = getLeadingStride(shape);
+  if (ld == -1)
+    return -1;
   int64_t outer = getOrder() == Layout::row_major ? shape[0] : shape[1];
   if (ShapedType::isDynamic(ld) || ShapedType::isDynamic(outer))
     return ShapedType::kDynamic;
-  return ld * outer;
+  // Elements, and their bytes (f32), fit in int64.
+  std::optional<int64_t> n = llvm::checkedMul<int64_t>(ld, outer);
+  if (!n || !llvm::checkedMul<int64_t>(*n, 4))
+    return -1;
+  return *n;
 }
 
 //===----------------------------------------------------------------------===//
@@ -173,10 +187,16 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "expected tile swizzle = 128 (bk = 128 FP8 bytes per "
                           "row) but got "
                        << swizzle;
-  if (splits < 1)
-    return emitError() << "expected tile splits >= 1 but got " << splits;
-  if (raster < 1)
-    return emitError() << "expected tile raster >= 1 but got " << raster;
+  // The launch configuration and the kernel parameters are 32-bit ints.
+  constexpr int64_t kInt32Max = 2147483647;
+  if (splits < 1 || splits > kInt32Max)
+    return emitError() << "expected tile splits in [1, 2147483647] (a 32-bit "
+                          "launch parameter) but got "
+                       << splits;
+  if (raster < 1 || raster > kInt32Max)
+    return emitError() << "expected tile raster in [1, 2147483647] (a 32-bit "
+                          "launch parameter) but got "
+                       << raster;
   if (ksplit != 1) {
     if (ksplit < 2 || ksplit > 8 || ksplit != splits)
       return emitError() << "expected tile ksplit = 1 or ksplit = splits in "

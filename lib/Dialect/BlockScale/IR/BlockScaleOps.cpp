@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::blockscale;
@@ -17,11 +18,68 @@ static bool shapesMatch(ArrayRef<int64_t> expected, ArrayRef<int64_t> actual) {
          });
 }
 
+/// Every ranked tensor the op reads or writes holds at most 2^63 - 1 bytes
+/// (static dimensions; dynamic ones are checked where they become known), so
+/// that sizes, element and byte counts derived from the types do not wrap.
+static LogicalResult checkTensorBytes(Operation *op) {
+  auto check = [&](Type type, StringRef kind, unsigned idx) -> LogicalResult {
+    auto t = dyn_cast<RankedTensorType>(type);
+    if (!t || !t.getElementType().isIntOrFloat())
+      return success();
+    std::optional<int64_t> bytes =
+        llvm::divideCeil(t.getElementType().getIntOrFloatBitWidth(), 8);
+    for (int64_t d : t.getShape())
+      if (bytes && !ShapedType::isDynamic(d))
+        bytes = llvm::checkedMul<int64_t>(*bytes, d);
+    if (bytes)
+      return success();
+    return op->emitOpError() << "expected " << kind << " #" << idx
+                             << " to hold at most 2^63 - 1 bytes but got "
+                             << type;
+  };
+  for (auto [i, t] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(t, "operand", i)))
+      return failure();
+  for (auto [i, t] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(t, "result", i)))
+      return failure();
+  return success();
+}
+
+/// The scale tensor `scale` of role `what` must be ranked before its shape
+/// is read (the op's type constraint admits `tensor<*xf32>`).
+static LogicalResult checkRankedScale(Operation *op, StringRef what,
+                                      Value scale,
+                                      ArrayRef<int64_t> expected) {
+  if (isa<RankedTensorType>(scale.getType()))
+    return success();
+  return op->emitOpError() << "expected " << what << " of shape "
+                           << shapeToString(expected)
+                           << " (a ranked tensor) but got " << scale.getType();
+}
+
+/// A scale layout must describe a buffer whose size fits in int64 for the
+/// logical scale shape `shape` (static dimensions only).
+static LogicalResult checkScaleLayoutFits(Operation *op, StringRef name,
+                                          ScaleLayoutAttr layout,
+                                          ArrayRef<int64_t> shape) {
+  if (!layout || shape.size() != 2)
+    return success();
+  if (layout.getAllocatedElements(shape) != -1)
+    return success();
+  return op->emitOpError() << "expected " << name << " " << layout
+                           << " to give " << shapeToString(shape)
+                           << " scales a buffer of at most 2^63 - 1 bytes "
+                              "but its padded size overflows int64";
+}
+
 //===----------------------------------------------------------------------===//
 // QuantizeOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult QuantizeOp::verify() {
+  if (failed(checkTensorBytes(*this)))
+    return failure();
   ArrayRef<int64_t> in = getInput().getType().getShape();
   SmallVector<int64_t> expected(in.begin(), in.end());
   if (getTranspose())
@@ -32,8 +90,10 @@ LogicalResult QuantizeOp::verify() {
                          << (getTranspose() ? " (the input transposed)" : "")
                          << " but got " << shapeToString(res);
 
-  ArrayRef<int64_t> scale = getScale().getType().getShape();
   SmallVector<int64_t> expScale = getScaleShape(expected, getRecipe());
+  if (failed(checkRankedScale(*this, "scales", getScale(), expScale)))
+    return failure();
+  ArrayRef<int64_t> scale = getScale().getType().getShape();
   if (!shapesMatch(expScale, scale))
     return emitOpError() << "expected scale shape " << shapeToString(expScale)
                          << " for " << getRecipeDisplayName(getRecipe())
@@ -43,6 +103,10 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError() << "expected no scale_layout for a tensorwise "
                             "(scalar) scale but got "
                          << getScaleLayoutAttr();
+  // The scale buffer's elements and the result's bytes fit in int64.
+  if (failed(checkScaleLayoutFits(*this, "scale_layout", getScaleLayoutAttr(),
+                                  scale)))
+    return failure();
   return success();
 }
 
@@ -51,6 +115,8 @@ LogicalResult QuantizeOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult MatmulOp::verify() {
+  if (failed(checkTensorBytes(*this)))
+    return failure();
   ArrayRef<int64_t> a = getA().getType().getShape();
   ArrayRef<int64_t> b = getB().getType().getShape();
   int64_t m = a[0], k = a[1], n = b[1];
@@ -80,16 +146,20 @@ LogicalResult MatmulOp::verify() {
                          << " for form " << stringifyGemmForm(getForm())
                          << " but got " << getRecipeDisplayName(rb);
 
-  ArrayRef<int64_t> as = getAScale().getType().getShape();
   SmallVector<int64_t> expAs = getScaleShape(a, ra);
+  if (failed(checkRankedScale(*this, "A scales", getAScale(), expAs)))
+    return failure();
+  ArrayRef<int64_t> as = getAScale().getType().getShape();
   if (!shapesMatch(expAs, as))
     return emitOpError() << "expected A scales of shape "
                          << shapeToString(expAs) << " ("
                          << getRecipeDisplayName(ra) << " blocks of "
                          << shapeToString(a) << ") but got "
                          << shapeToString(as);
-  ArrayRef<int64_t> bs = getBScale().getType().getShape();
   SmallVector<int64_t> expBs = getScaleShape(b, rb);
+  if (failed(checkRankedScale(*this, "B scales", getBScale(), expBs)))
+    return failure();
+  ArrayRef<int64_t> bs = getBScale().getType().getShape();
   if (!shapesMatch(expBs, bs))
     return emitOpError() << "expected B scales of shape "
                          << shapeToString(expBs) << " ("
@@ -111,6 +181,51 @@ LogicalResult MatmulOp::verify() {
       return emitOpError() << "expected an f32 result when accumulating but "
                               "got "
                            << getC().getType().getElementType();
+  }
+
+  if (failed(checkScaleLayoutFits(*this, "a_scale_layout",
+                                  getAScaleLayoutAttr(), as)) ||
+      failed(checkScaleLayoutFits(*this, "b_scale_layout",
+                                  getBScaleLayoutAttr(), bs)))
+    return failure();
+
+  // Leading dimensions: positive, and the buffer they describe (ld times
+  // the outer extent of the operand's physical order, in bytes) fits in
+  // int64. verify-layouts checks them against the extents and TMA's rules.
+  auto elemBytes = [](Type t) -> int64_t {
+    return llvm::divideCeil(t.getIntOrFloatBitWidth(), 8);
+  };
+  struct Ld {
+    StringRef name;
+    IntegerAttr attr;
+    int64_t outer;
+    Type elem;
+  } lds[] = {
+      {"lda", getLdaAttr(), getALayout() == Layout::row_major ? m : k,
+       getA().getType().getElementType()},
+      {"ldb", getLdbAttr(), getBLayout() == Layout::col_major ? n : k,
+       getB().getType().getElementType()},
+      {"ldc", getLdcAttr(), m, getC().getType().getElementType()}};
+  for (const Ld &ld : lds) {
+    if (!ld.attr)
+      continue;
+    int64_t v = ld.attr.getInt();
+    if (v < 1)
+      return emitOpError() << "expected " << ld.name
+                           << " (a leading dimension in elements) >= 1 but "
+                              "got "
+                           << v;
+    std::optional<int64_t> bytes = llvm::checkedMul<int64_t>(v, elemBytes(ld.elem));
+    if (bytes && !ShapedType::isDynamic(ld.outer))
+      bytes = llvm::checkedMul<int64_t>(*bytes, ld.outer);
+    if (!bytes)
+      return emitOpError() << "expected " << ld.name << " = " << v
+                           << " to describe a buffer of at most 2^63 - 1 "
+                              "bytes but "
+                           << ld.name << " x " << shapeToString({ld.outer})
+                           << " rows x "
+                           << elemBytes(ld.elem)
+                           << " bytes overflows int64";
   }
 
   if (TileConfigAttr tile = getTileAttr()) {

@@ -60,90 +60,166 @@ struct SelectTilesPass
     : public mlir::blockscale::impl::BlockScaleSelectTilesBase<SelectTilesPass> {
   using Base::Base;
 
+  /// The pass options, checked before anything reads them (DeviceModel
+  /// holds ints: an unchecked int64 option would wrap).
+  LogicalResult checkOptions() {
+    // On the module's location, without the module printed after it.
+    Location loc = getOperation().getLoc();
+    int64_t numSMs = this->numSMs, smemBytes = this->smemBytes,
+            mHint = this->mHint;
+    if (numSMs < 1 || numSMs > ::blockscale::kMaxSMs)
+      return emitError(loc)
+             << "expected blockscale-select-tiles option num-sms in [1, "
+             << ::blockscale::kMaxSMs << "] but got " << numSMs
+             << "; pass the target GPU's SM count (132 on H100/H200 SXM)";
+    if (smemBytes < 1 || smemBytes > ::blockscale::kMaxSmemBytes)
+      return emitError(loc)
+             << "expected blockscale-select-tiles option smem-bytes in [1, "
+             << ::blockscale::kMaxSmemBytes << "] but got " << smemBytes
+             << "; pass the dynamic shared memory a CTA may use (232448 on "
+                "H100/H200)";
+    if (mHint < 1 || mHint > ::blockscale::kMaxGemmDim)
+      return emitError(loc)
+             << "expected blockscale-select-tiles option m-hint in [1, "
+             << ::blockscale::kMaxGemmDim << "] but got " << mHint
+             << "; pass the M a dynamic-M GEMM is planned for (e.g. 4096)";
+    return success();
+  }
+
   void runOnOperation() override {
+    if (failed(checkOptions()))
+      return signalPassFailure();
     ::blockscale::DeviceModel dev;
-    dev.numSMs = numSMs;
-    dev.smemBytes = smemBytes;
+    dev.numSMs = int(numSMs);
+    dev.smemBytes = int(smemBytes);
     bool failedAny = false;
     getOperation().walk([&](MatmulOp op) {
       if (op.getTileAttr())
         return;
-      ::blockscale::GemmProblem p;
-      p.m = ShapedType::isDynamic(op.getM()) ? mHint : op.getM();
-      p.n = op.getN();
-      p.k = op.getK();
-      if (ShapedType::isDynamic(p.n) || ShapedType::isDynamic(p.k)) {
-        op.emitOpError() << "expected static N and K to select a tile (only M "
-                            "may be dynamic) but got "
-                         << shapeToString({op.getM(), p.n, p.k});
+      if (failed(selectFor(op, dev)))
         failedAny = true;
-        return;
-      }
-      p.wgrad = op.getForm() == GemmForm::wgrad;
-      p.outBytes = op.getC().getType().getElementType().isF32() ? 4 : 2;
-      p.accumulate = static_cast<bool>(op.getAcc());
-
-      ::blockscale::TileChoice c = ::blockscale::selectTile(p, dev);
-      if (!force.empty()) {
-        // A forced configuration starts from the defaults (bm 128, bn 128,
-        // no split, no cluster, raster 8), not from the model's choice.
-        std::string error;
-        c = ::blockscale::TileChoice();
-        c.stages = 0;
-        if (failed(parseForce(force, c, error))) {
-          op.emitOpError() << error;
-          failedAny = true;
-          return;
-        }
-        if (!::blockscale::isValidTile(c.bm, c.bn)) {
-          op.emitOpError() << "expected a forced tile the kernels implement "
-                              "(bm 64 or 128; bn 16..128 step 16, 144, 160, "
-                              "192; bm 256 with bn <= 128) but got bm="
-                           << c.bm << ",bn=" << c.bn;
-          failedAny = true;
-          return;
-        }
-        int maxStages = bs::gemmMaxStages(c.bm, c.bn, p.outBytes, p.wgrad,
-                                          dev.smemBytes, c.ksplit);
-        if (maxStages < 2) {
-          // Not even a double-buffered ring fits beside the epilogue's
-          // staging of the output tile.
-          op.emitOpError()
-              << "expected a forced tile whose two-stage ring and "
-              << (p.outBytes == 4 ? "f32" : "bf16")
-              << " output staging fit in " << dev.smemBytes
-              << " bytes of shared memory but bm=" << c.bm << ",bn=" << c.bn
-              << " needs "
-              << bs::gemmSmemBytes(c.bm, c.bn, 2, p.outBytes, p.wgrad,
-                                   c.ksplit)
-              << "; use a smaller bm or bn";
-          failedAny = true;
-          return;
-        }
-        if (c.stages == 0)
-          c.stages = std::min(maxStages, 8);
-        if (c.stages > maxStages || c.stages < 2) {
-          op.emitOpError() << "expected stages in [2, " << maxStages
-                           << "] for bm=" << c.bm << " bn=" << c.bn
-                           << " within " << dev.smemBytes
-                           << " bytes of shared memory but got " << c.stages;
-          failedAny = true;
-          return;
-        }
-      }
-      auto attr = TileConfigAttr::getChecked(
-          [&] { return op.emitOpError(); }, op.getContext(), int64_t(c.bm),
-          int64_t(c.bn), int64_t(c.bk), int64_t(c.stages), int64_t(c.cluster),
-          int64_t(c.swizzle), int64_t(c.splits), int64_t(c.raster),
-          int64_t(c.ksplit));
-      if (!attr) {
-        failedAny = true;
-        return;
-      }
-      op.setTileAttr(attr);
     });
     if (failedAny)
       signalPassFailure();
+  }
+
+  LogicalResult selectFor(MatmulOp op, const ::blockscale::DeviceModel &dev) {
+    ::blockscale::GemmProblem p;
+    bool dynamicM = ShapedType::isDynamic(op.getM());
+    p.m = dynamicM ? int64_t(mHint) : op.getM();
+    p.n = op.getN();
+    p.k = op.getK();
+    if (ShapedType::isDynamic(p.n) || ShapedType::isDynamic(p.k))
+      return op.emitOpError() << "expected static N and K to select a tile "
+                                 "(only M may be dynamic) but got "
+                              << shapeToString({op.getM(), p.n, p.k});
+    p.wgrad = op.getForm() == GemmForm::wgrad;
+    p.outBytes = op.getC().getType().getElementType().isF32() ? 4 : 2;
+    p.accumulate = static_cast<bool>(op.getAcc());
+    if (llvm::Error e = ::blockscale::validateProblem(p, dev))
+      return op.emitOpError()
+             << llvm::toString(std::move(e)) << " (selecting a tile for M x N "
+             << "x K = " << shapeToString({op.getM(), p.n, p.k})
+             << (dynamicM ? ", M planned as m-hint = " + std::to_string(p.m)
+                          : std::string())
+             << ")";
+
+    ::blockscale::TileChoice c;
+    if (force.empty()) {
+      std::vector<::blockscale::TileChoice> ranked =
+          ::blockscale::rankTiles(p, dev);
+      if (ranked.empty())
+        return op.emitOpError()
+               << "expected some tile whose two-stage ring and "
+               << (p.outBytes == 4 ? "f32" : "bf16")
+               << " output staging fit in smem-bytes = " << dev.smemBytes
+               << " bytes of shared memory but none does; the smallest "
+                  "(bm=64,bn=16) needs "
+               << bs::gemmSmemBytes(64, 16, 2, p.outBytes, p.wgrad, 1);
+      c = ranked.front();
+    } else if (failed(forced(op, p, dev, c))) {
+      return failure();
+    }
+    auto attr = TileConfigAttr::getChecked(
+        [&] { return op.emitOpError(); }, op.getContext(), int64_t(c.bm),
+        int64_t(c.bn), int64_t(c.bk), int64_t(c.stages), int64_t(c.cluster),
+        int64_t(c.swizzle), int64_t(c.splits), int64_t(c.raster),
+        int64_t(c.ksplit));
+    if (!attr)
+      return failure();
+    op.setTileAttr(attr);
+    return success();
+  }
+
+  /// The forced configuration: it starts from the defaults (bm 128, bn 128,
+  /// no split, no cluster, raster 8), not from the model's choice.
+  LogicalResult forced(MatmulOp op, const ::blockscale::GemmProblem &p,
+                       const ::blockscale::DeviceModel &dev,
+                       ::blockscale::TileChoice &c) {
+    std::string error;
+    c = ::blockscale::TileChoice();
+    c.stages = 0;
+    if (failed(parseForce(force, c, error)))
+      return op.emitOpError() << error;
+    if (!::blockscale::isValidTile(c.bm, c.bn))
+      return op.emitOpError()
+             << "expected a forced tile the kernels implement (bm 64 or 128; "
+                "bn 16..128 step 16, 144, 160, 192; bm 256 with bn <= 128) "
+                "but got bm="
+             << c.bm << ",bn=" << c.bn;
+    // The rest of the attribute's rules (cluster, ksplit, raster, ...)
+    // first, so that the shared-memory and count checks below see sane
+    // values.
+    if (!TileConfigAttr::getChecked(
+            [&] { return op.emitOpError() << "forced tile: "; },
+            op.getContext(), int64_t(c.bm), int64_t(c.bn), int64_t(c.bk),
+            int64_t(c.stages == 0 ? 2 : c.stages), int64_t(c.cluster),
+            int64_t(c.swizzle), int64_t(c.splits), int64_t(c.raster),
+            int64_t(c.ksplit)))
+      return failure();
+    int64_t kBlocks = llvm::divideCeil(p.k, 128);
+    if (c.splits > kBlocks)
+      return op.emitOpError()
+             << "expected forced splits <= " << kBlocks
+             << " (K-blocks of 128 in K = " << p.k << ") but got "
+             << c.splits;
+    int64_t units = ::blockscale::tileUnits(p, c);
+    if (units < 0 || units > ::blockscale::kMaxTileCount)
+      return op.emitOpError()
+             << "expected at most 2147483647 (2^31 - 1) tiles x splits for "
+                "the kernels' 32-bit tile indices but bm="
+             << c.bm << ",bn=" << c.bn << ",splits=" << c.splits << " on "
+             << p.m << "x" << p.n << " gives "
+             << (units < 0 ? std::string("more than 2^63")
+                           : std::to_string(units))
+             << "; use larger tiles or fewer splits";
+    if (c.cluster > dev.numSMs)
+      return op.emitOpError()
+             << "expected a forced cluster of at most num-sms = "
+             << dev.numSMs << " CTAs but got cluster = " << c.cluster;
+    int maxStages = bs::gemmMaxStages(c.bm, c.bn, p.outBytes, p.wgrad,
+                                      dev.smemBytes, c.ksplit);
+    if (maxStages < 2) {
+      // Not even a double-buffered ring fits beside the epilogue's
+      // staging of the output tile.
+      return op.emitOpError()
+             << "expected a forced tile whose two-stage ring and "
+             << (p.outBytes == 4 ? "f32" : "bf16") << " output staging fit in "
+             << dev.smemBytes << " bytes of shared memory but bm=" << c.bm
+             << ",bn=" << c.bn << " needs "
+             << bs::gemmSmemBytes(c.bm, c.bn, 2, p.outBytes, p.wgrad,
+                                  c.ksplit)
+             << "; use a smaller bm or bn";
+    }
+    if (c.stages == 0)
+      c.stages = std::min(maxStages, 8);
+    if (c.stages > maxStages || c.stages < 2)
+      return op.emitOpError() << "expected stages in [2, " << maxStages
+                              << "] for bm=" << c.bm << " bn=" << c.bn
+                              << " within " << dev.smemBytes
+                              << " bytes of shared memory but got "
+                              << c.stages;
+    return success();
   }
 };
 } // namespace

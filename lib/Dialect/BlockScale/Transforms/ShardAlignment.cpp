@@ -9,6 +9,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace mlir::blockscale {
 #define GEN_PASS_DEF_BLOCKSCALECHECKSHARDALIGNMENT
@@ -74,8 +75,11 @@ struct CheckShardAlignmentPass
       FailureOr<std::pair<bool, Sharding>> s = shard::getSharding(r);
       resultShardings.push_back(succeeded(s) ? s->second : Sharding());
     }
-    std::optional<LoopSharding> ls =
+    FailureOr<std::optional<LoopSharding>> lsOr =
         getLoopSharding(op, operandShardings, resultShardings, symbols);
+    if (failed(lsOr))
+      return failure();
+    std::optional<LoopSharding> &ls = *lsOr;
     if (!ls)
       return success(); // not sharded
     ArrayRef<utils::IteratorType> loops = ls->loops;
@@ -106,11 +110,13 @@ struct CheckShardAlignmentPass
         return checkQuantizeShardAlignment(q, counts);
     }
     SmallVector<int64_t> padLoops;
-    for (size_t l = 0; l < loops.size(); ++l) {
+    for (size_t l = 0; l < loops.size() && l < 3; ++l) {
       int64_t p = counts.dims[l];
-      if (p > 1 && loopBlock[l] > 1 &&
-          (ShapedType::isDynamic(loopSize[l]) ||
-           loopSize[l] % (loopBlock[l] * p) != 0))
+      if (p <= 1 || loopBlock[l] <= 1)
+        continue;
+      std::optional<int64_t> unit = llvm::checkedMul<int64_t>(loopBlock[l], p);
+      if (ShapedType::isDynamic(loopSize[l]) || !unit ||
+          loopSize[l] % *unit != 0)
         padLoops.push_back(l);
     }
     if (padLoops.empty())
@@ -151,13 +157,29 @@ struct CheckShardAlignmentPass
       return op->emitOpError() << "expected its shardings to be defined by "
                                   "shard.sharding ops to pad them";
     Sharding sharding(ann.getSharding());
+    if (!sharding.getStaticShardedDimsOffsets().empty() ||
+        !sharding.getDynamicShardedDimsOffsets().empty())
+      return op->emitOpError()
+             << "expected no sharded_dims_offsets on a sharding that "
+                "allow-padding pads (it computes them) but "
+             << type << " has them; drop them or pad the tensor yourself";
     ArrayRef<shard::GridAxesAttr> split = sharding.getSplitAxes();
     SmallVector<int64_t> offsets;
     bool changed = false;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
+    for (int64_t d = 0; d < type.getRank() && d < map.getNumResults(); ++d) {
       if (d >= int64_t(split.size()) || split[d].empty())
         continue;
-      int64_t p = shard::collectiveProcessGroupSize(split[d].asArrayRef(), grid);
+      int64_t p = gridGroupSize(split[d].asArrayRef(), grid);
+      // One offset per device and one more: keep the list small.
+      constexpr int64_t kMaxPaddedDevices = int64_t(1) << 20;
+      if (p < 1 || p > kMaxPaddedDevices)
+        return op->emitOpError()
+               << "expected at most " << kMaxPaddedDevices
+               << " devices along a padded dimension but dimension " << d
+               << " of " << type << " is split over "
+               << (p < 1 ? std::string("a dynamic count of")
+                         : std::to_string(p))
+               << " devices";
       int64_t size = type.getDimSize(d);
       if (ShapedType::isDynamic(size))
         return op->emitOpError()
@@ -172,9 +194,14 @@ struct CheckShardAlignmentPass
       int64_t unit = pad ? (isScale ? 1 : loopBlock[loop]) : 1;
       int64_t units = llvm::divideCeil(size, unit);
       int64_t per = pad ? llvm::divideCeil(units, p) : 0;
-      for (int64_t i = 0; i <= p; ++i)
-        offsets.push_back(pad ? std::min(size, i * per * unit)
+      for (int64_t i = 0; i <= p; ++i) {
+        // i * per * unit <= (units + p) * unit may pass int64: clamp.
+        std::optional<int64_t> off = llvm::checkedMul<int64_t>(i, per);
+        if (off)
+          off = llvm::checkedMul<int64_t>(*off, unit);
+        offsets.push_back(pad ? (off ? std::min(size, *off) : size)
                               : (size / p) * i + (i == p ? size % p : 0));
+      }
       changed |= pad;
     }
     if (!changed)

@@ -34,6 +34,7 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Format.h"
 
 using namespace mlir;
@@ -41,8 +42,44 @@ using namespace mlir::blockscale;
 using shard::GridAxis;
 using shard::Sharding;
 
+int64_t mlir::blockscale::gridGroupSize(ArrayRef<GridAxis> axes,
+                                        shard::GridOp grid) {
+  ArrayRef<int64_t> shape = grid.getShape();
+  int64_t n = 1;
+  for (GridAxis a : axes) {
+    if (a < 0 || size_t(a) >= shape.size() || ShapedType::isDynamic(shape[a]))
+      return ShapedType::kDynamic;
+    std::optional<int64_t> m = llvm::checkedMul<int64_t>(n, shape[a]);
+    if (!m)
+      return ShapedType::kDynamic;
+    n = *m;
+  }
+  return n;
+}
+
 static int64_t groupSize(ArrayRef<GridAxis> axes, shard::GridOp grid) {
-  return shard::collectiveProcessGroupSize(axes, grid);
+  return gridGroupSize(axes, grid);
+}
+
+LogicalResult mlir::blockscale::checkGridShape(Operation *diagOp,
+                                               shard::GridOp grid) {
+  ArrayRef<int64_t> shape = grid.getShape();
+  std::optional<int64_t> devices = 1;
+  for (int64_t d : shape) {
+    if (ShapedType::isDynamic(d) || d < 1)
+      return diagOp->emitOpError()
+             << "expected grid @" << grid.getSymName()
+             << " to have static sizes >= 1 but got shape "
+             << shapeToString(shape);
+    if (devices)
+      devices = llvm::checkedMul<int64_t>(*devices, d);
+  }
+  if (!devices)
+    return diagOp->emitOpError()
+           << "expected grid @" << grid.getSymName()
+           << " to have at most 2^63 - 1 devices but its shape "
+           << shapeToString(shape) << " has more";
+  return success();
 }
 
 /// One dimension of `size` elements in blocks of `block`, split `parts` ways.
@@ -52,20 +89,28 @@ static LogicalResult checkBlockSplit(Operation *op, StringRef what,
   if (parts <= 1 || ShapedType::isDynamic(size) ||
       ShapedType::isDynamic(parts))
     return success();
-  if (size % (block * parts) == 0)
+  // block * parts may not fit in int64 (a 2^62-device grid): then only an
+  // empty dimension splits into whole blocks.
+  std::optional<int64_t> unit = llvm::checkedMul<int64_t>(block, parts);
+  if (unit ? size % *unit == 0 : size == 0)
     return success();
   int64_t blocks = llvm::divideCeil(size, block);
   std::string perDevice;
   llvm::raw_string_ostream(perDevice)
-      << llvm::format("%.2f", double(size) / double(block * parts));
-  return op->emitOpError()
-         << "expected " << what << " = " << size << " split over " << parts
-         << " devices to give every device whole " << block
-         << "-element scale blocks but got " << perDevice
-         << " blocks per device (" << blocks << " blocks in all); use a "
-         << "device count that divides " << blocks << ", pad " << what
-         << " to " << llvm::alignTo(size, block * parts)
-         << ", or run --blockscale-check-shard-alignment=\"allow-padding=1\"";
+      << llvm::format("%.2f", double(size) / (double(block) * double(parts)));
+  InFlightDiagnostic diag =
+      op->emitOpError()
+      << "expected " << what << " = " << size << " split over " << parts
+      << " devices to give every device whole " << block
+      << "-element scale blocks but got " << perDevice
+      << " blocks per device (" << blocks << " blocks in all); use a "
+      << "device count that divides " << blocks;
+  std::optional<int64_t> padded =
+      unit ? llvm::checkedMul<int64_t>(size / *unit + 1, *unit) : std::nullopt;
+  if (padded)
+    diag << ", pad " << what << " to " << *padded;
+  diag << ", or run --blockscale-check-shard-alignment=\"allow-padding=1\"";
+  return diag;
 }
 
 LogicalResult mlir::blockscale::checkMatmulShardAlignment(MatmulOp op,
@@ -104,24 +149,139 @@ LogicalResult mlir::blockscale::checkQuantizeShardAlignment(QuantizeOp op,
   return success();
 }
 
-std::optional<LoopSharding> mlir::blockscale::getLoopSharding(
+/// Names of the loops and of the operands and results of a blockscale op,
+/// for diagnostics.
+static StringRef loopName(Operation *op, unsigned loop) {
+  static const char *mm[] = {"M", "N", "K"}, *q[] = {"rows", "columns"};
+  if (isa<MatmulOp>(op))
+    return loop < 3 ? mm[loop] : "?";
+  return loop < 2 ? q[loop] : "?";
+}
+
+static std::string tensorName(Operation *op, unsigned idx) {
+  if (auto mm = dyn_cast<MatmulOp>(op)) {
+    static const char *names[] = {"A", "the A scales", "B", "the B scales"};
+    if (idx < 4)
+      return names[idx];
+    if (mm.getAcc() && idx == 4)
+      return "acc";
+    return "the result";
+  }
+  static const char *names[] = {"the input", "the result", "the scales"};
+  return idx < 3 ? names[idx] : "?";
+}
+
+static std::string axesToString(ArrayRef<GridAxis> axes) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(axes, os);
+  os << "]";
+  return s;
+}
+
+FailureOr<std::optional<LoopSharding>> mlir::blockscale::getLoopSharding(
     Operation *op, ArrayRef<Sharding> operandShardings,
     ArrayRef<Sharding> resultShardings, SymbolTableCollection &symbols) {
+  SmallVector<Sharding, 6> all(operandShardings);
+  llvm::append_range(all, resultShardings);
+  FlatSymbolRefAttr gridName;
+  for (const Sharding &s : all) {
+    if (!s)
+      continue;
+    if (!gridName)
+      gridName = s.getGridAttr();
+    else if (s.getGridAttr() != gridName)
+      return op->emitOpError()
+             << "expected the shardings of its operands and results on one "
+                "grid but got @"
+             << gridName.getValue() << " and @" << s.getGridAttr().getValue();
+  }
+  if (!gridName)
+    return std::optional<LoopSharding>();
   LoopSharding ls;
-  for (ArrayRef<Sharding> list : {operandShardings, resultShardings})
-    for (const Sharding &s : list)
-      if (s && !ls.grid)
-        ls.grid = shard::getGridOrNull(op, s.getGridAttr(), symbols);
+  ls.grid = shard::getGridOrNull(op, gridName, symbols);
   if (!ls.grid)
-    return std::nullopt;
+    return op->emitOpError() << "expected @" << gridName.getValue()
+                             << " of its shardings to name a shard.grid but "
+                                "no such grid is declared";
+  if (failed(checkGridShape(op, ls.grid)))
+    return failure();
+  int64_t gridRank = ls.grid.getRank();
   auto iface = cast<shard::ShardingInterface>(op);
   ls.loops = iface.getLoopIteratorTypes();
   ls.maps = iface.getIndexingMaps();
-  ls.axes = shard::getGridAxisAssignmentForLoopIterators(
-      operandShardings, resultShardings, ls.loops, ls.maps);
+  if (all.size() != ls.maps.size())
+    return op->emitOpError() << "expected " << ls.maps.size()
+                             << " operand and result shardings but got "
+                             << all.size();
+
+  // Grid axes per loop, and which operand set them (upstream's
+  // getGridAxisAssignmentForLoopIterators asserts on a conflict and keeps
+  // the first assignment in release builds).
+  SmallVector<std::optional<SmallVector<GridAxis>>> perLoop(ls.loops.size());
+  SmallVector<unsigned> setBy(ls.loops.size(), 0);
+  for (auto [idx, s] : llvm::enumerate(all)) {
+    if (!s)
+      continue;
+    AffineMap map = ls.maps[idx];
+    ArrayRef<shard::GridAxesAttr> split = s.getSplitAxes();
+    if (split.size() > map.getNumResults())
+      return op->emitOpError()
+             << "expected at most " << map.getNumResults()
+             << " split-axes entries for " << tensorName(op, idx)
+             << " (one per dimension) but got " << split.size();
+    if (!s.getStaticHaloSizes().empty() || !s.getDynamicHaloSizes().empty())
+      return op->emitOpError()
+             << "expected no halo sizes in the sharding of "
+             << tensorName(op, idx)
+             << " (blockscale ops read no halos) but got "
+             << s.getStaticHaloSizes().size() + s.getDynamicHaloSizes().size()
+             << " halo sizes";
+    for (unsigned d = 0; d < map.getNumResults(); ++d) {
+      ArrayRef<GridAxis> axes;
+      if (d < split.size())
+        axes = split[d].asArrayRef();
+      for (GridAxis a : axes)
+        if (a < 0 || a >= gridRank)
+          return op->emitOpError()
+                 << "expected the grid axes of " << tensorName(op, idx)
+                 << " in [0, " << gridRank << ") (grid @"
+                 << ls.grid.getSymName() << ") but got axis " << a;
+      // The loops are split as the operands are (as upstream assigns them):
+      // a result may be split differently, e.g. over the K axes when the
+      // partial sums are reduce-scattered.
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(d));
+      if (!dim || idx >= operandShardings.size())
+        continue;
+      unsigned loop = dim.getPosition();
+      if (!perLoop[loop]) {
+        perLoop[loop] = SmallVector<GridAxis>(axes);
+        setBy[loop] = idx;
+      } else if (ArrayRef<GridAxis>(*perLoop[loop]) != axes) {
+        return op->emitOpError()
+               << "expected its operands to split loop "
+               << loopName(op, loop) << " over the same grid axes but "
+               << tensorName(op, setBy[loop]) << " splits it over "
+               << axesToString(*perLoop[loop]) << " and "
+               << tensorName(op, idx) << " over " << axesToString(axes)
+               << "; reshard one of them (shard.shard ... annotate_for_users)";
+      }
+    }
+  }
+  for (auto &axes : perLoop)
+    ls.axes.push_back(axes ? *axes : SmallVector<GridAxis>());
+  // One grid axis splits one loop.
+  for (unsigned l = 0; l < ls.axes.size(); ++l)
+    for (unsigned l2 = l + 1; l2 < ls.axes.size(); ++l2)
+      for (GridAxis a : ls.axes[l])
+        if (llvm::is_contained(ls.axes[l2], a))
+          return op->emitOpError()
+                 << "expected each grid axis to split one loop but axis " << a
+                 << " of @" << ls.grid.getSymName() << " splits both "
+                 << loopName(op, l) << " and " << loopName(op, l2);
   for (size_t i = 0; i < ls.loops.size() && i < 3; ++i)
     ls.counts.dims[i] = i < ls.axes.size() ? groupSize(ls.axes[i], ls.grid) : 1;
-  return ls;
+  return std::optional<LoopSharding>(std::move(ls));
 }
 
 /// Local type of a tensor of logical `global` shape whose dimension d is
@@ -172,8 +332,11 @@ struct MatmulShardingModel
                           SymbolTableCollection &symbols,
                           OpBuilder &builder) const {
     auto mm = cast<MatmulOp>(op);
-    std::optional<LoopSharding> ls =
+    FailureOr<std::optional<LoopSharding>> lsOr =
         getLoopSharding(op, operandShardings, resultShardings, symbols);
+    if (failed(lsOr))
+      return failure();
+    std::optional<LoopSharding> &ls = *lsOr;
     if (!ls) { // nothing is sharded: a plain clone
       shard::partitionFullyReplicatedOperation(
           *op, partitionedOperands, operandShardings, resultShardings,
@@ -183,6 +346,14 @@ struct MatmulShardingModel
     if (failed(checkMatmulShardAlignment(mm, ls->counts)))
       return failure();
     shard::GridOp grid = ls->grid;
+    if (partitionedOperands.size() != op->getNumOperands() ||
+        llvm::any_of(partitionedOperands, [](Value v) { return !v; }))
+      return op->emitOpError()
+             << "expected shard-partition to give all "
+             << op->getNumOperands()
+             << " operands their local values but some are missing (it "
+                "could not reshard them: uneven sharded_dims_offsets, or no "
+                "sharding-propagation)";
 
     // The operands arrive resharded to operandShardings: their local types
     // say what each device holds. C is (local M of A, local N of B).
@@ -220,8 +391,19 @@ struct MatmulShardingModel
       if (scatterDim) {
         SmallVector<int64_t> shape(cType.getShape());
         int64_t p = groupSize(kAxes, grid);
-        if (!ShapedType::isDynamic(shape[*scatterDim]))
+        if (p < 1)
+          return op->emitOpError() << "expected a static device count over "
+                                      "the K axes "
+                                   << axesToString(kAxes);
+        if (!ShapedType::isDynamic(shape[*scatterDim])) {
+          if (shape[*scatterDim] % p != 0)
+            return op->emitOpError()
+                   << "expected dimension " << *scatterDim << " (= "
+                   << shape[*scatterDim]
+                   << ") of the local result to scatter evenly over " << p
+                   << " devices but it does not";
           shape[*scatterDim] /= p;
+        }
         result = shard::ReduceScatterOp::create(
             builder, op->getLoc(), cType.clone(shape),
             FlatSymbolRefAttr::get(grid.getSymNameAttr()),
@@ -271,8 +453,11 @@ struct QuantizeShardingModel
                           SymbolTableCollection &symbols,
                           OpBuilder &builder) const {
     auto q = cast<QuantizeOp>(op);
-    std::optional<LoopSharding> ls =
+    FailureOr<std::optional<LoopSharding>> lsOr =
         getLoopSharding(op, operandShardings, resultShardings, symbols);
+    if (failed(lsOr))
+      return failure();
+    std::optional<LoopSharding> &ls = *lsOr;
     if (!ls) {
       shard::partitionFullyReplicatedOperation(
           *op, partitionedOperands, operandShardings, resultShardings,
@@ -282,6 +467,11 @@ struct QuantizeShardingModel
     const ShardCounts &counts = ls->counts;
     if (failed(checkQuantizeShardAlignment(q, counts)))
       return failure();
+    if (partitionedOperands.size() != 1 || !partitionedOperands[0])
+      return op->emitOpError()
+             << "expected shard-partition to give the input its local value "
+                "but it is missing (it could not reshard it: uneven "
+                "sharded_dims_offsets, or no sharding-propagation)";
     RankedTensorType qT =
         localType(q.getResult().getType(), {counts.dims[0], counts.dims[1]});
     auto sT = cast<RankedTensorType>(q.getScale().getType());

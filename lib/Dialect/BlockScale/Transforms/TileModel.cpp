@@ -7,6 +7,9 @@
 #include "blockscale/Dialect/BlockScale/Transforms/TileModel.h"
 #include "blockscale/Target/Cuda/Kernels/params.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -29,7 +32,75 @@ bool blockscale::isValidTile(int bm, int bn) {
          bn % 16 == 0 && (bn <= 128 || bn == 144 || bn == 160 || bn == 192);
 }
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/// ceil(a / b) for a >= 0 and b > 0, without overflowing near INT64_MAX.
+static int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+static llvm::Error invalid(const llvm::Twine &msg) {
+  return llvm::createStringError(std::make_error_code(std::errc::invalid_argument), msg);
+}
+
+llvm::Error blockscale::validateProblem(const GemmProblem &p,
+                                        const DeviceModel &d) {
+  for (auto [name, v] : {std::pair<const char *, int64_t>{"M", p.m},
+                         {"N", p.n},
+                         {"K", p.k}}) {
+    if (v < 1)
+      return invalid(llvm::formatv("expected {0} >= 1 but got {0} = {1} (an "
+                                   "empty or negative size has no kernel)",
+                                   name, v));
+    if (v > kMaxGemmDim)
+      return invalid(llvm::formatv(
+          "expected {0} <= 2147483647 (2^31 - 1: the kernels take 32-bit "
+          "sizes) but got {0} = {1}; split the GEMM",
+          name, v));
+  }
+  if (p.outBytes != 2 && p.outBytes != 4)
+    return invalid(llvm::formatv(
+        "expected an output of 2 (bf16) or 4 (f32) bytes per element but got "
+        "{0}",
+        p.outBytes));
+  // Operand and output bytes (M, N, K < 2^31: A and B fit; C in f32 may
+  // not).
+  std::optional<int64_t> cBytes = llvm::checkedMul<int64_t>(p.m, p.n);
+  if (cBytes)
+    cBytes = llvm::checkedMul<int64_t>(*cBytes, p.outBytes);
+  if (!cBytes)
+    return invalid(llvm::formatv(
+        "expected the {0}x{1} output of {2}-byte elements to have at most "
+        "2^63 - 1 bytes but it has more; split the GEMM",
+        p.m, p.n, p.outBytes));
+  // The largest tiles give the fewest; the kernels number tiles in 32 bits.
+  int64_t fewest = std::min(ceilDiv(p.m, 256) * ceilDiv(p.n, 128),
+                            ceilDiv(p.m, 128) * ceilDiv(p.n, 192));
+  if (fewest > kMaxTileCount)
+    return invalid(llvm::formatv(
+        "expected at most 2147483647 (2^31 - 1) output tiles but a {0}x{1} "
+        "output has {2} even in the largest tiles; split the GEMM",
+        p.m, p.n, fewest));
+  if (d.numSMs < 1 || d.numSMs > kMaxSMs)
+    return invalid(llvm::formatv(
+        "expected a device with 1 to {0} SMs (num-sms) but got {1}", kMaxSMs,
+        d.numSMs));
+  if (d.smemBytes < 1 || d.smemBytes > kMaxSmemBytes)
+    return invalid(llvm::formatv("expected 1 to {0} bytes of shared memory "
+                                 "per CTA (smem-bytes) but got {1}",
+                                 kMaxSmemBytes, d.smemBytes));
+  return llvm::Error::success();
+}
+
+int64_t blockscale::tileUnits(const GemmProblem &p, const TileChoice &c) {
+  if (p.m < 0 || p.n < 0 || c.bm < 1 || c.bn < 1 || c.cluster < 1 ||
+      c.splits < 1)
+    return -1;
+  // With CTA pairs an odd N-tile count leaves one idle (computed, clipped)
+  // tile per pair row.
+  int64_t tilesN = ceilDiv(ceilDiv(p.n, c.bn), c.cluster) * c.cluster;
+  std::optional<int64_t> tiles =
+      llvm::checkedMul<int64_t>(ceilDiv(p.m, c.bm), tilesN);
+  if (tiles)
+    tiles = llvm::checkedMul<int64_t>(*tiles, c.splits);
+  return tiles ? *tiles : -1;
+}
 
 int DeviceModel::clusterSlots(int size) const {
   if (size <= 1)
@@ -47,17 +118,27 @@ int DeviceModel::clusterSlots(int size) const {
 
 double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
                                    TileChoice &c) {
+  c.predictedSeconds = INFINITY;
+  if (llvm::Error e = validateProblem(p, d)) {
+    llvm::consumeError(std::move(e));
+    return INFINITY;
+  }
+  if (!isValidTile(c.bm, c.bn) || c.cluster < 1 || c.splits < 1 ||
+      c.ksplit < 1)
+    return INFINITY;
   c.stages = std::min(8, bs::gemmMaxStages(c.bm, c.bn, p.outBytes, p.wgrad,
                                            d.smemBytes, c.ksplit));
   if (c.stages < 2)
     return INFINITY;
   int64_t kBlocks = ceilDiv(p.k, 128);
-  // With CTA pairs an odd N-tile count leaves one idle (computed, clipped)
-  // tile per pair row.
-  int64_t tiles =
-      ceilDiv(p.m, c.bm) * ceilDiv(ceilDiv(p.n, c.bn), c.cluster) * c.cluster;
-  int64_t units = tiles * c.splits;
+  int64_t units = tileUnits(p, c);
+  if (units < 1 || units > kMaxTileCount)
+    return INFINITY;
+  int64_t tiles = units / c.splits;
+  // Fewer SMs than a cluster: no cluster fits.
   int64_t grid = std::min<int64_t>(units, d.numSMs / c.cluster * c.cluster);
+  if (grid < 1)
+    return INFINITY;
   // Persistent CTAs take units round-robin: the busiest does ceil(units/grid).
   int64_t unitsPerCta = ceilDiv(units, grid);
   if (c.ksplit > 1) {
@@ -155,6 +236,10 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
 std::vector<TileChoice> blockscale::rankTiles(const GemmProblem &p,
                                               const DeviceModel &d) {
   std::vector<TileChoice> all;
+  if (llvm::Error e = validateProblem(p, d)) {
+    llvm::consumeError(std::move(e));
+    return all;
+  }
   int64_t kBlocks = ceilDiv(p.k, 128);
   static const int bns[] = {16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 192};
   for (int bm : {64, 128, 256}) {

@@ -3,6 +3,7 @@
 #include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace mlir::blockscale {
 #define GEN_PASS_DEF_BLOCKSCALEVERIFYLAYOUTS
@@ -16,8 +17,32 @@ static int64_t elementBytes(Type t) {
   return llvm::divideCeil(t.getIntOrFloatBitWidth(), 8);
 }
 
-/// TMA rule: every global stride but the innermost is a multiple of 16 bytes.
-/// `extent` is the contiguous extent, `ld` an optional explicit stride.
+/// The kernels take sizes as 32-bit ints (bs::GemmParams, bs::QuantParams).
+static constexpr int64_t kMaxKernelDim = 2147483647;
+/// cuTensorMapEncodeTiled: global strides are below 2^40 bytes.
+static constexpr int64_t kMaxTmaStrideBytes = int64_t(1) << 40;
+
+/// `x` rounded up to a multiple of `m` (> 0), or -1 when that overflows.
+static int64_t roundUp(int64_t x, int64_t m) {
+  std::optional<int64_t> r =
+      llvm::checkedMul<int64_t>(x / m + (x % m != 0), m);
+  return r ? *r : -1;
+}
+
+/// A static size the kernels take must fit their 32-bit parameters.
+static LogicalResult checkKernelDim(Operation *op, StringRef name,
+                                    int64_t size) {
+  if (ShapedType::isDynamic(size) || size <= kMaxKernelDim)
+    return success();
+  return op->emitOpError() << "expected " << name
+                           << " <= 2147483647 (2^31 - 1: the kernels take "
+                              "32-bit sizes) but got "
+                           << name << " = " << size << "; split the tensor";
+}
+
+/// TMA rule: every global stride but the innermost is a multiple of 16 bytes
+/// (and below 2^40 bytes). `extent` is the contiguous extent, `ld` an
+/// optional explicit stride.
 static LogicalResult checkRowStride(Operation *op, StringRef what,
                                     StringRef ldName, StringRef extentName,
                                     int64_t extent, std::optional<int64_t> ld,
@@ -25,27 +50,42 @@ static LogicalResult checkRowStride(Operation *op, StringRef what,
   int64_t bytes = elementBytes(elemType);
   int64_t perRow = 16 / bytes;
   if (ld) {
+    if (*ld < 1)
+      return op->emitOpError() << "expected " << ldName << " >= 1 but got "
+                               << *ld;
     if (!ShapedType::isDynamic(extent) && *ld < extent)
       return op->emitOpError()
              << "expected " << ldName << " >= " << extentName << " = "
              << extent << " but got " << *ld;
-    if (*ld * bytes % 16 != 0)
+    std::optional<int64_t> rowBytes = llvm::checkedMul<int64_t>(*ld, bytes);
+    if (!rowBytes || *rowBytes >= kMaxTmaStrideBytes)
+      return op->emitOpError()
+             << "expected the row stride of " << what
+             << " to be below 2^40 bytes (TMA limit) but got " << ldName
+             << " = " << *ld << " elements of " << elemType;
+    if (*rowBytes % 16 != 0)
       return op->emitOpError()
              << "expected the row stride of " << what
              << " to be a multiple of 16 bytes (TMA rule) but got " << ldName
-             << " = " << *ld << " (" << *ld * bytes << " bytes of " << elemType
-             << "); use " << ldName << " = " << llvm::alignTo(*ld, perRow);
+             << " = " << *ld << " (" << *rowBytes << " bytes of " << elemType
+             << "); use " << ldName << " = " << roundUp(*ld, perRow);
     return success();
   }
   if (ShapedType::isDynamic(extent))
     return success(); // checked by the runtime when the size is known
-  if (extent * bytes % 16 != 0)
+  std::optional<int64_t> rowBytes = llvm::checkedMul<int64_t>(extent, bytes);
+  if (!rowBytes || *rowBytes >= kMaxTmaStrideBytes)
+    return op->emitOpError()
+           << "expected the row stride of " << what
+           << " to be below 2^40 bytes (TMA limit) but got " << extentName
+           << " = " << extent << " elements of " << elemType;
+  if (*rowBytes % 16 != 0)
     return op->emitOpError()
            << "expected the row stride of " << what
            << " to be a multiple of 16 bytes (TMA rule) but got "
-           << extentName << " = " << extent << " (" << extent * bytes
+           << extentName << " = " << extent << " (" << *rowBytes
            << " bytes of " << elemType << "); pad the rows and set " << ldName
-           << " = " << llvm::alignTo(extent, perRow);
+           << " = " << roundUp(extent, perRow);
   return success();
 }
 
@@ -71,7 +111,9 @@ static LogicalResult verifyMatmul(MatmulOp op) {
            << "; quantize it with layout = #blockscale.layout<col_major>";
 
   int64_t m = op.getM(), n = op.getN(), k = op.getK();
-  (void)m;
+  if (failed(checkKernelDim(op, "M", m)) || failed(checkKernelDim(op, "N", n)) ||
+      failed(checkKernelDim(op, "K", k)))
+    return failure();
   Type fp8A = op.getA().getType().getElementType();
   Type fp8B = op.getB().getType().getElementType();
   Type outT = op.getC().getType().getElementType();
@@ -133,6 +175,31 @@ static LogicalResult verifyMatmul(MatmulOp op) {
                << q.getScaleLayoutAttr();
     }
   }
+
+  // The launch: tiles x splits and the raster group's divisor (raster x
+  // M tiles) are 32-bit in the kernel's work-unit decode.
+  if (TileConfigAttr tile = op.getTileAttr();
+      tile && !ShapedType::isDynamic(m) && !ShapedType::isDynamic(n)) {
+    int64_t tilesM = m / tile.getBm() + (m % tile.getBm() != 0);
+    int64_t tilesN = n / tile.getBn() + (n % tile.getBn() != 0);
+    std::optional<int64_t> units = llvm::checkedMul<int64_t>(tilesM, tilesN);
+    if (units)
+      units = llvm::checkedMul<int64_t>(*units, tile.getSplits());
+    if (!units || *units > kMaxKernelDim)
+      return op.emitOpError()
+             << "expected at most 2147483647 (2^31 - 1) work units (tiles x "
+                "splits) for the kernel's 32-bit unit index but "
+             << tilesM << "x" << tilesN << " tiles x " << tile.getSplits()
+             << " splits exceed it; use larger tiles or fewer splits";
+    std::optional<int64_t> group =
+        llvm::checkedMul<int64_t>(tile.getRaster(), tilesM);
+    if (!group || *group > kMaxKernelDim)
+      return op.emitOpError()
+             << "expected tile raster x M tiles <= 2147483647 (a 32-bit "
+                "divisor of the kernel's unit decode) but got raster = "
+             << tile.getRaster() << " with " << tilesM
+             << " M tiles; use raster <= " << (tilesN < 8 ? tilesN : 8);
+  }
   return success();
 }
 
@@ -144,37 +211,43 @@ static LogicalResult verifyQuantize(QuantizeOp q) {
   // The cast kernels move 16-byte vectors: rows of the input and of the
   // physical output must be multiples of 16 bytes.
   ArrayRef<int64_t> in = q.getInput().getType().getShape();
+  if (failed(checkKernelDim(q, "input rows", in[0])) ||
+      failed(checkKernelDim(q, "input columns", in[1])))
+    return failure();
   Type inT = q.getInput().getType().getElementType();
   int64_t inBytes = elementBytes(inT);
+  // Sizes are < 2^31 here: no product below overflows.
   if (!ShapedType::isDynamic(in[1]) && in[1] * inBytes % 16 != 0)
     return q.emitOpError() << "expected input rows of a multiple of 16 bytes "
                               "but got "
                            << in[1] << " x " << inT << "; pad the columns to "
-                           << llvm::alignTo(in[1], 16 / inBytes);
+                           << roundUp(in[1], 16 / inBytes);
   int64_t outContig = q.writesTransposed() ? in[0] : in[1];
   if (!ShapedType::isDynamic(outContig) && outContig % 16 != 0)
     return q.emitOpError()
            << "expected the FP8 output's rows to be a multiple of 16 bytes "
               "(TMA rule for its consumer) but got "
            << outContig << " elements; pad that dimension to "
-           << llvm::alignTo(outContig, 16);
+           << roundUp(outContig, 16);
   return success();
+}
+
+LogicalResult mlir::blockscale::verifyKernelLayouts(Operation *root) {
+  bool failedAny = false;
+  root->walk([&](Operation *op) {
+    if (auto mm = dyn_cast<MatmulOp>(op))
+      failedAny |= failed(verifyMatmul(mm));
+    else if (auto q = dyn_cast<QuantizeOp>(op))
+      failedAny |= failed(verifyQuantize(q));
+  });
+  return failure(failedAny);
 }
 
 namespace {
 struct VerifyLayoutsPass
     : public mlir::blockscale::impl::BlockScaleVerifyLayoutsBase<VerifyLayoutsPass> {
   void runOnOperation() override {
-    WalkResult r = getOperation().walk([](Operation *op) {
-      if (auto mm = dyn_cast<MatmulOp>(op))
-        return failed(verifyMatmul(mm)) ? WalkResult::interrupt()
-                                        : WalkResult::advance();
-      if (auto q = dyn_cast<QuantizeOp>(op))
-        return failed(verifyQuantize(q)) ? WalkResult::interrupt()
-                                         : WalkResult::advance();
-      return WalkResult::advance();
-    });
-    if (r.wasInterrupted())
+    if (failed(verifyKernelLayouts(getOperation())))
       signalPassFailure();
   }
 };

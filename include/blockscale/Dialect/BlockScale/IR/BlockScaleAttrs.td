@@ -49,10 +49,14 @@ def BlockScale_ScaleLayoutAttr : BlockScale_Attr<"ScaleLayout", "scale_layout"> 
   let assemblyFormat = "`<` $order (`,` `align` `=` $align^)? `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// Leading stride in elements of a scale tensor with logical `shape`
-    /// (which must be static in the contiguous dimension).
+    /// Leading stride in elements of a 2-D scale tensor with logical
+    /// `shape`: ShapedType::kDynamic when the contiguous dimension is
+    /// dynamic, -1 when `shape` is not 2-D or the padded stride does not fit
+    /// in int64.
     int64_t getLeadingStride(ArrayRef<int64_t> shape) const;
-    /// Number of elements the padded buffer holds.
+    /// Number of elements the padded buffer holds: ShapedType::kDynamic
+    /// when a dimension is dynamic, -1 when the elements or their f32 bytes
+    /// do not fit in int64.
     int64_t getAllocatedElements(ArrayRef<int64_t> shape) const;
   }];
 }

@@ -45,9 +45,11 @@ struct ShardPipelineOptions : public PassPipelineOptions<ShardPipelineOptions> {
       llvm::cl::init(false)};
 };
 
-/// sharding-propagation -> check-shard-alignment -> shard-partition ->
-/// canonicalize: a sharded program becomes the program of one device, with
-/// shard collectives where data moves.
+/// check-shardings -> sharding-propagation -> check-shard-alignment ->
+/// check-shardings{before-partition} -> shard-partition -> canonicalize: a
+/// sharded program becomes the program of one device, with shard
+/// collectives where data moves. The guards turn inputs the upstream passes
+/// crash on into diagnostics.
 void buildShardPipeline(OpPassManager &pm, const ShardPipelineOptions &options);
 
 /// pad-scales -> verify-layouts -> select-tiles: what the JIT runs.
@@ -56,6 +58,19 @@ void buildJitPipeline(OpPassManager &pm,
 
 /// Registers every pass and `--blockscale-jit-pipeline` for blockscale-opt.
 void registerBlockScalePassesAndPipelines();
+
+/// The checks of --blockscale-verify-layouts on every blockscale op nested
+/// in `root` (or `root` itself): operand orders, row strides and leading
+/// dimensions against TMA's rules, scale layouts against what the kernels
+/// read, sizes and launch counts against the kernels' 32-bit parameters.
+/// Emits one error per failing op and fails if any did; never rewrites IR.
+/// The CUDA/PTX translations call it too, so that no kernel is emitted for
+/// IR the pass rejects.
+LogicalResult verifyKernelLayouts(Operation *root);
+
+/// The checks of --blockscale-check-shardings on `module` (see Passes.td):
+/// one error per offending op; failure if any.
+LogicalResult checkShardings(ModuleOp module, bool beforePartition);
 
 /// The scale layout the Hopper kernels read for an operand quantized with
 /// `recipe` and playing the role of `isA ? A : B`.

@@ -94,4 +94,40 @@ def BlockScaleCheckShardAlignment
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 
+def BlockScaleCheckShardings
+    : Pass<"blockscale-check-shardings", "::mlir::ModuleOp"> {
+  let summary = "Reject shardings the upstream shard passes would crash on";
+  let description = [{
+    A guard that `--blockscale-shard-pipeline` runs before
+    `sharding-propagation` and again before `shard-partition`: the upstream
+    passes assume what their verifiers do not check and crash (or compute
+    wrong shapes) otherwise. Each of these is an error naming what was
+    expected and what was found (docs/upstream-shard-issues.md lists the
+    upstream crashes):
+
+    * more than one `shard.grid`, or a grid with a size of 0, a dynamic size
+      or more than 2^63 - 1 devices;
+    * `halo_sizes` (blockscale ops read no halos), dynamic
+      `sharded_dims_offsets`, offsets on a dimension split over several
+      axes, offsets that do not run from 0 to the dimension's size in
+      non-decreasing steps with one entry per device and one more;
+    * a `shard.shard` whose sharding is not a `shard.sharding` op, or with
+      more split-axes entries than its tensor has dimensions;
+    * with `before-partition` (what shard-partition assumes of its input):
+      a static dimension split without offsets over a device count that
+      does not divide it (shard-partition would give every device the
+      rounded-down size); a tensor function argument that is not used
+      exactly once, by a `shard.shard`; a tensor operand of another op that
+      is not a `shard.shard` result (shard-partition dereferences the
+      missing annotation: a program partitioned without propagation, or
+      one propagation left partly annotated).
+  }];
+  let options = [
+    Option<"beforePartition", "before-partition", "bool", /*default=*/"false",
+           "Also check what shard-partition assumes: even splits and a fully "
+           "annotated program">
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
 #endif // BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_PASSES_TD

@@ -43,11 +43,27 @@ struct LoopSharding {
 };
 
 /// The loop sharding of `op` (a shard::ShardingInterface op) under the given
-/// operand and result shardings; std::nullopt when nothing is sharded.
-std::optional<LoopSharding>
+/// operand and result shardings: std::nullopt when nothing is sharded,
+/// failure (with an error emitted on `op`) when the shardings cannot be
+/// partitioned: shardings on different grids or on a missing or unusable
+/// grid (a size of 0 or dynamic, more than 2^63 - 1 devices), more split
+/// axes than a tensor has dimensions, axes out of the grid, halo sizes,
+/// tensors that disagree on the axes of one loop, or one axis on two loops.
+/// (Upstream's getGridAxisAssignmentForLoopIterators asserts on conflicts
+/// and keeps the first assignment in release builds.)
+FailureOr<std::optional<LoopSharding>>
 getLoopSharding(Operation *op, ArrayRef<shard::Sharding> operandShardings,
                 ArrayRef<shard::Sharding> resultShardings,
                 SymbolTableCollection &symbols);
+
+/// Checks a grid the blockscale pipelines partition for: static sizes >= 1
+/// whose product (the device count) fits in int64. On failure emits an error
+/// on `diagOp` naming the grid and its shape.
+LogicalResult checkGridShape(Operation *diagOp, shard::GridOp grid);
+
+/// Number of devices along `axes` of `grid` (checked: every axis in range;
+/// checkGridShape makes the product fit).
+int64_t gridGroupSize(ArrayRef<shard::GridAxis> axes, shard::GridOp grid);
 
 /// Checks that no shard boundary splits a 128-element scale block: along K
 /// for both operands and, for 128x128 weights, along N. On failure emits an

@@ -8,6 +8,7 @@
 #define BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_TILEMODEL_H
 
 #include "blockscale/Target/Cuda/Kernels/params.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -58,14 +59,39 @@ struct DeviceModel {
 /// Whether a configuration is one the kernel templates implement.
 bool isValidTile(int bm, int bn);
 
-/// Model estimate in seconds for one configuration (stages are filled in).
+/// Limits of the kernels and of the model. The kernels take M, N, K and
+/// their tile and work-unit counts as 32-bit ints (bs::GemmParams).
+constexpr int64_t kMaxGemmDim = 2147483647;    // 2^31 - 1
+constexpr int64_t kMaxTileCount = 2147483647;  // tiles x splits of a launch
+constexpr int kMaxSMs = 65536;                 // DeviceModel::numSMs
+constexpr int kMaxSmemBytes = 16 << 20;        // DeviceModel::smemBytes
+
+/// Checks the preconditions of estimateSeconds / rankTiles / selectTile:
+/// 1 <= M, N, K <= kMaxGemmDim, the operand and output byte counts fit in
+/// int64, at least one tile shape keeps the tile count within kMaxTileCount,
+/// outBytes 2 or 4, 1 <= numSMs <= kMaxSMs and 0 < smemBytes <=
+/// kMaxSmemBytes. The message says what was expected and what was found
+/// (without a location: the caller adds it). No MLIR: the pass and the
+/// runtime both call it.
+llvm::Error validateProblem(const GemmProblem &p, const DeviceModel &d);
+
+/// Number of tiles x splits of `c` for `p` (with CTA pairs rounding the N
+/// tiles up to whole pairs), or -1 when it does not fit in int64.
+int64_t tileUnits(const GemmProblem &p, const TileChoice &c);
+
+/// Model estimate in seconds for one configuration (stages are filled in);
+/// INFINITY for a configuration that does not fit (shared memory, clusters,
+/// more than kMaxTileCount units) and for a problem validateProblem rejects.
 double estimateSeconds(const GemmProblem &p, const DeviceModel &d,
                        TileChoice &c);
 
-/// Best configuration by the model.
+/// Best configuration by the model; the default TileChoice when there is
+/// none (a problem validateProblem rejects, or shared memory too small for
+/// any tile): check rankTiles(...).empty() where that matters.
 TileChoice selectTile(const GemmProblem &p, const DeviceModel &d);
 
-/// Every candidate the model considered with its estimate, best first.
+/// Every candidate the model considered with its estimate, best first
+/// (empty for a problem validateProblem rejects).
 std::vector<TileChoice> rankTiles(const GemmProblem &p, const DeviceModel &d);
 
 } // namespace blockscale

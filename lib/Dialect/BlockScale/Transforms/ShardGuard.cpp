@@ -1,0 +1,244 @@
+//===- ShardGuard.cpp - shardings the upstream passes can take --*- C++ -*-===//
+//
+// --blockscale-check-shardings: the upstream `sharding-propagation` and
+// `shard-partition` passes assume more than the shard dialect's verifiers
+// check, and crash, divide by zero or compute wrong local shapes otherwise
+// (docs/upstream-shard-issues.md). blockscale's shard pipeline runs this
+// guard before each of them so that its users get a diagnostic instead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
+#include "blockscale/Dialect/BlockScale/Transforms/ShardingInterfaceImpl.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::blockscale {
+#define GEN_PASS_DEF_BLOCKSCALECHECKSHARDINGS
+#include "blockscale/Dialect/BlockScale/Transforms/Passes.h.inc"
+} // namespace mlir::blockscale
+
+using namespace mlir;
+using namespace mlir::blockscale;
+
+static std::string listToString(ArrayRef<int64_t> v) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(v, os);
+  os << "]";
+  return s;
+}
+
+/// A shard.sharding on its own (no tensor yet).
+static LogicalResult checkShardingOp(shard::ShardingOp so, shard::GridOp grid) {
+  if (!so.getStaticHaloSizes().empty() || !so.getDynamicHaloSizes().empty())
+    return so.emitOpError()
+           << "expected no halo_sizes (blockscale ops read no halos, and "
+              "upstream shard-partition mishandles them) but got "
+           << so.getStaticHaloSizes().size() + so.getDynamicHaloSizes().size()
+           << " halo sizes";
+  if (!so.getDynamicShardedDimsOffsets().empty())
+    return so.emitOpError()
+           << "expected static sharded_dims_offsets but got "
+           << so.getDynamicShardedDimsOffsets().size() << " dynamic values";
+  int64_t rank = grid.getRank();
+  SmallVector<shard::GridAxis> seen;
+  for (shard::GridAxesAttr axes : so.getSplitAxes().getAxes()) {
+    for (shard::GridAxis a : axes.asArrayRef()) {
+      if (a < 0 || a >= rank)
+        return so.emitOpError() << "expected split axes in [0, " << rank
+                                << ") (grid @" << grid.getSymName()
+                                << ") but got axis " << a;
+      if (llvm::is_contained(seen, a))
+        return so.emitOpError() << "expected each grid axis once in "
+                                   "split_axes but axis "
+                                << a << " appears twice";
+      seen.push_back(a);
+    }
+    if (axes.size() > 1 && !so.getStaticShardedDimsOffsets().empty())
+      return so.emitOpError()
+             << "expected sharded_dims_offsets only with dimensions split "
+                "over one grid axis (upstream counts the shards of several "
+                "axes as their sum) but a dimension is split over "
+             << axes.size() << " axes";
+  }
+  return success();
+}
+
+/// A shard.shard: its sharding against its tensor.
+static LogicalResult checkShardOp(shard::ShardOp sh, bool beforePartition,
+                                  SymbolTableCollection &symbols) {
+  auto so = sh.getSharding().getDefiningOp<shard::ShardingOp>();
+  if (!so) {
+    InFlightDiagnostic d = sh.emitOpError()
+                           << "expected its sharding to be a shard.sharding "
+                              "op's result but got ";
+    if (Operation *def = sh.getSharding().getDefiningOp())
+      d << "a result of " << def->getName();
+    else
+      d << "a block argument";
+    return d;
+  }
+  shard::GridOp grid = shard::getGridOrNull(so, so.getGridAttr(), symbols);
+  if (!grid)
+    return sh.emitOpError() << "expected @" << so.getGrid()
+                            << " to name a shard.grid but none is declared";
+  auto type = dyn_cast<RankedTensorType>(sh.getSrc().getType());
+  if (!type)
+    return sh.emitOpError() << "expected a ranked tensor but got "
+                            << sh.getSrc().getType();
+  ArrayRef<shard::GridAxesAttr> split = so.getSplitAxes().getAxes();
+  if (int64_t(split.size()) > type.getRank())
+    return sh.emitOpError()
+           << "expected at most " << type.getRank()
+           << " split-axes entries (one per dimension of " << type
+           << ") but got " << split.size();
+  ArrayRef<int64_t> offsets = so.getStaticShardedDimsOffsets();
+  size_t pos = 0;
+  for (auto [d, axesAttr] : llvm::enumerate(split)) {
+    ArrayRef<shard::GridAxis> axes = axesAttr.asArrayRef();
+    if (axes.empty())
+      continue;
+    int64_t devices = gridGroupSize(axes, grid);
+    int64_t size = type.getDimSize(d);
+    if (devices < 1)
+      return sh.emitOpError() << "expected a static device count for "
+                                 "dimension "
+                              << d << " of " << type;
+    if (!offsets.empty()) {
+      // devices + 1 offsets from 0 to size, non-decreasing.
+      if (ShapedType::isDynamic(size))
+        return sh.emitOpError()
+               << "expected a static size for dimension " << d << " of "
+               << type << " with sharded_dims_offsets";
+      if (offsets.size() - pos < size_t(devices) + 1)
+        return sh.emitOpError()
+               << "expected " << devices + 1
+               << " sharded_dims_offsets for dimension " << d << " of "
+               << type << " (" << devices << " devices) but got "
+               << offsets.size() - pos << " left of "
+               << listToString(offsets);
+      ArrayRef<int64_t> o = offsets.slice(pos, devices + 1);
+      pos += devices + 1;
+      bool monotone = llvm::is_sorted(o);
+      if (o.front() != 0 || o.back() != size || !monotone)
+        return sh.emitOpError()
+               << "expected the sharded_dims_offsets of dimension " << d
+               << " of " << type << " to run from 0 to " << size
+               << " without decreasing but got " << listToString(o);
+      continue;
+    }
+    if (beforePartition && !ShapedType::isDynamic(size) && size % devices != 0)
+      return sh.emitOpError()
+             << "expected dimension " << d << " (= " << size << ") of "
+             << type << " to split evenly over " << devices
+             << " devices (grid axes of @" << grid.getSymName()
+             << ") but " << size << " % " << devices << " = "
+             << size % devices
+             << "; shard-partition would give every device the rounded-down "
+                "size: pad it, split it over a divisor, or give "
+                "sharded_dims_offsets";
+  }
+  if (!offsets.empty() && pos != offsets.size())
+    return sh.emitOpError() << "expected " << pos
+                            << " sharded_dims_offsets for " << type
+                            << " but got " << offsets.size();
+  return success();
+}
+
+LogicalResult mlir::blockscale::checkShardings(ModuleOp module,
+                                               bool beforePartition) {
+  SymbolTableCollection symbols;
+  bool failedAny = false;
+  SmallVector<shard::GridOp> grids;
+  module.walk([&](shard::GridOp g) { grids.push_back(g); });
+  if (grids.size() > 1) {
+    grids[1].emitOpError()
+        << "expected one shard.grid in a program the blockscale pipelines "
+           "partition (a run uses one device grid) but got "
+        << grids.size() << ": @" << grids[0].getSymName() << " and @"
+        << grids[1].getSymName();
+    failedAny = true;
+  }
+  for (shard::GridOp g : grids)
+    failedAny |= failed(checkGridShape(g, g));
+  if (failedAny)
+    return failure(); // the rest reads the grid's sizes
+  module.walk([&](shard::ShardingOp so) {
+    shard::GridOp grid = shard::getGridOrNull(so, so.getGridAttr(), symbols);
+    if (!grid) {
+      so.emitOpError() << "expected @" << so.getGrid()
+                       << " to name a shard.grid but none is declared";
+      failedAny = true;
+      return;
+    }
+    failedAny |= failed(checkShardingOp(so, grid));
+  });
+  if (failedAny)
+    return failure();
+  module.walk([&](shard::ShardOp sh) {
+    failedAny |= failed(checkShardOp(sh, beforePartition, symbols));
+  });
+  if (failedAny || !beforePartition)
+    return failure(failedAny);
+  // shard-partition rewrites every block that holds a shard.shard and
+  // assumes it fully annotated: it takes a tensor argument's only use as
+  // its sharding and every tensor operand's defining op as a shard.shard.
+  auto annotated = [](Type t) {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    return rt && rt.getRank() > 0;
+  };
+  module.walk([&](Block *block) {
+    if (failedAny || llvm::none_of(*block, [](Operation &op) {
+          return isa<shard::ShardOp>(op);
+        }))
+      return;
+    for (BlockArgument arg : block->getArguments()) {
+      if (!annotated(arg.getType()))
+        continue;
+      if (!arg.hasOneUse() || !isa<shard::ShardOp>(*arg.getUsers().begin())) {
+        Operation *parent = block->getParentOp();
+        parent->emitOpError()
+            << "expected tensor argument #" << arg.getArgNumber()
+            << " to be used once, by a shard.shard (shard-partition reads "
+               "its sharding there) but it has "
+            << std::distance(arg.use_begin(), arg.use_end())
+            << " use(s) and not one shard.shard; run sharding-propagation "
+               "or annotate it";
+        failedAny = true;
+        return;
+      }
+    }
+    for (Operation &op : *block) {
+      if (isa<shard::ShardOp, shard::ShardingOp>(op))
+        continue;
+      for (OpOperand &use : op.getOpOperands()) {
+        if (!annotated(use.get().getType()) ||
+            use.get().getDefiningOp<shard::ShardOp>())
+          continue;
+        op.emitOpError() << "expected operand #" << use.getOperandNumber()
+                         << " to be a shard.shard result (shard-partition "
+                            "reads its sharding there) but it is not "
+                            "annotated; sharding-propagation left it "
+                            "without a sharding: annotate it";
+        failedAny = true;
+        return;
+      }
+    }
+  });
+  return failure(failedAny);
+}
+
+namespace {
+struct CheckShardingsPass
+    : public mlir::blockscale::impl::BlockScaleCheckShardingsBase<
+          CheckShardingsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(checkShardings(getOperation(), beforePartition)))
+      signalPassFailure();
+  }
+};
+} // namespace
