@@ -56,7 +56,7 @@ TEST(TileModel, RankingIsSorted) {
 }
 
 // HBM-bound tiles tie on the estimate; the tie goes to the fewest rounds of
-// work units per CTA (2026-12-03 run 71: M = 128, N = 24576, K = 1536 at
+// work units per CTA (measured: M = 128, N = 24576, K = 1536 at
 // 13.35 us with bn = 192, one unit per CTA, against 14.45 us with the bn = 96
 // that the first-listed tie gave before).
 TEST(TileModel, HbmBoundTiesGoToFewerUnitsPerCta) {
@@ -82,7 +82,7 @@ TEST(TileModel, HbmBoundTiesGoToFewerUnitsPerCta) {
 }
 
 // The model must rank the measured configurations the way the H200 did
-// (bench/notes/2026-12-02-run12-bench_gemm.json and run 11's variants): a
+// (the GEMM table and tile variants timed there): a
 // refit that breaks one of these should come with new measurements.
 TEST(TileModel, AgreesWithMeasuredOrderOnTheH200) {
   DeviceModel d;
@@ -113,11 +113,11 @@ TEST(TileModel, AgreesWithMeasuredOrderOnTheH200) {
 }
 
 // Two 64-row waves per warpgroup (bm = 256, bn = 128) against the selected
-// bm = 128 tiles, same run (bench/notes/2026-12-02-run40-bm256.log): faster
+// bm = 128 tiles, timed side by side: faster
 // for the large forward GEMMs, slower where 256-row tiles leave SMs idle
 // (4096x2112x7168: 272 tiles on 132 SMs); with the compact wgmma issue
-// also faster for wgrad with K = 16384 (bench/notes/2026-12-03-run60-*:
-// 2.107 / 2.078 in pairs against 2.174 ms for bm = 128, bn = 192).
+// also faster for wgrad with K = 16384 (2.107 / 2.078 ms in pairs against
+// 2.174 ms for bm = 128, bn = 192).
 TEST(TileModel, WavesWhereTheH200MeasuredThemFaster) {
   DeviceModel d;
   struct Case {
@@ -141,7 +141,7 @@ TEST(TileModel, WavesWhereTheH200MeasuredThemFaster) {
 }
 
 // bm = 256 tiles in CTA pairs sharing A (cluster = 2) against the same tile
-// alone, after the compact wgmma issue (bench/notes/2026-12-03-run60-*):
+// alone, after the compact wgmma issue:
 // faster with K >= 4096, slower at K <= 2048 (4096x24576x1536 0.297 against
 // 0.290 ms, 4096x7168x2048 0.110 against 0.107); never chosen for N = 2112
 // or bm = 128.
@@ -183,8 +183,8 @@ TEST(TileModel, ClusterSlotsOfTheH200) {
   EXPECT_EQ(d.clusterSlots(4), 15);
 }
 
-// 2026-12-03 run 78 (ab_gemm, the same shape and tile with the splits summed
-// through the workspace and in a cluster): at M = 128 the cluster won
+// The same shape and tile with the splits summed through the workspace and
+// in a cluster, timed side by side: at M = 128 the cluster won
 // whenever its tiles fit the resident clusters, and lost when they did not.
 TEST(TileModel, SplitsSummedInAClusterWhereTheyFit) {
   DeviceModel d;

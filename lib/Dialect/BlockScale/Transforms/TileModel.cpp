@@ -108,7 +108,7 @@ int DeviceModel::clusterSlots(int size) const {
   if (size > 8) // past a portable cluster
     return 0;
   // cudaOccupancyMaxActiveClusters on the H200 (132 SMs, ~200 KB of shared
-  // memory per CTA; bench/tools/cluster_occupancy.cu, 2026-12-03 run 75):
+  // memory per CTA; bench/tools/cluster_occupancy.cu):
   // sizes 2..8 hold 66, 39, 30, 22, 17, 15, 15 clusters (132, 117, 120,
   // 110, 102, 105, 120 SMs). Other SM counts scale that (pairs come out as
   // numSMs / 2: they always fill the TPCs).
@@ -152,9 +152,8 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
 
   // Time of one 128-deep K-block of one CTA, in SM clocks, fitted to
   // measurements because the kernel is not tensor-bound (ncu: warps wait on
-  // the wgmma results and the stage barriers). On the H200 (2026-12-02,
-  // bench/notes/2026-12-02-run10-* and the bn = 128/160/192 variants of
-  // run11's bench): a bm = 128 CTA took ~820 clocks at bn = 128 with the
+  // the wgmma results and the stage barriers). On the H200 (timed tile
+  // variants at bn = 128/160/192, docs/decisions.md): a bm = 128 CTA took ~820 clocks at bn = 128 with the
   // two-accumulator pipeline (bn <= 128, promotion hidden behind the next
   // wgmma) and ~1050 / 1160 at bn = 160 / 192 without it (promotion
   // exposed); a bm = 64 CTA ~850 / 890 at bn = 128 / 192 (an older fit,
@@ -165,21 +164,20 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   double kbClk;
   if (c.bm == 256) {
     // Two 64-row waves per consumer warpgroup, one B stage for both, simple
-    // loop: fitted to 2026-12-02 run 40 at bn = 128 against the selected
-    // bm = 128 tiles in the same run: 0.90 of two bm = 128 K-blocks at
+    // loop: fitted at bn = 128 against bm = 128 tiles timed beside them:
+    // 0.90 of two bm = 128 K-blocks at
     // bn = 128 for forward GEMMs (990 vs 943 TFLOP/s on 4096x7168x16384,
     // 971 vs 934 on 16384x14336x4096, 934 vs 886 on 4096x24576x1536);
     // used for wgrad as well (see rankTiles).
     kbClk = wave256Clk;
     // In CTA pairs sharing A by multicast (cluster = 2), refitted after the
-    // compact wgmma issue (2026-12-03 run 60, the same tile with and without
-    // pairs on 18 shapes): pairs/single 1.025 at K = 1536 and 2048 (1.010 on
+    // compact wgmma issue (the same tile with and without pairs on 18
+    // shapes): pairs/single 1.025 at K = 1536 and 2048 (1.010 on
     // dgrad 4096x7168x2048), 0.986 at K = 4096, 0.982 at 7168, 0.979 at
     // 8192, 0.957-0.997 at 14336-16384: a K-block costs 0.967 of a single
     // CTA's and each unit 0.85 K-blocks more (the two CTAs start together
     // and wait for each other's stages), so pairs pay from about 32
-    // K-blocks on. (The fit before the compact issue, 0.969 and 0.175 from
-    // runs 45 and 47, chose pairs from K = 1536.)
+    // K-blocks on.
     if (c.cluster == 2)
       kbClk *= 0.967;
   } else if (c.bm == 128)
@@ -191,8 +189,8 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   double epiClk = 600 + c.bm * c.bn * p.outBytes / 64.0;
   if (c.bm == 256 && c.cluster == 2)
     epiClk += 0.85 * wave256Clk;
-  // Split-K hand-offs, fitted to the phase stamps (blockscale-gen
-  // --timeline) of 2026-12-03 runs 74-78 at M = 128: cycles from the median
+  // Split-K hand-offs, fitted to the phase stamps (blockscale-gen --run
+  // --debug=timeline) at M = 128: cycles from the median
   // CTA's last K-block to the tile's stores, which include waiting for the
   // slowest split.
   double fillClk = 2500;
@@ -220,7 +218,7 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
   double hbmBytes = double(p.m) * p.k + double(p.n) * p.k +
                     double(p.m) * p.n * p.outBytes * (p.accumulate ? 2 : 1);
   // Split-K partials are written and read back within microseconds: they
-  // reach HBM only when they do not fit in L2 (measured 2026-12-02: M=128,
+  // reach HBM only when they do not fit in L2 (measured on the H200: M=128,
   // N=7168, K=16384 ran 46.6 us with 15 MB of partials at bn=112, 2 splits,
   // against 49.9 us without splits at bn=64).
   double partialBytes = double(tiles) * c.splits * c.bm * c.bn * 4;
@@ -246,17 +244,15 @@ std::vector<TileChoice> blockscale::rankTiles(const GemmProblem &p,
     for (int bn : bns) {
       if (!isValidTile(bm, bn))
         continue;
-      // Waves are offered for wgrad too since the compact wgmma issue:
-      // 2026-12-03 run 60 timed bm = 256, bn = 128 at 2.107 ms against 2.174
+      // Waves are offered for wgrad too since the compact wgmma issue,
+      // which timed bm = 256, bn = 128 at 2.107 ms against 2.174
       // for the planner's bm = 128, bn = 192 on 14336x4096x16384 (2.078 in
       // pairs), 0.599 against 0.654 (bn = 128) on 4096x4096x16384, 2.157
-      // against 2.196 on 4096x14336x16384. (Runs 40 and 41, with the older
-      // loop, had them slower: 847 vs 863 TFLOP/s, 758 vs 812.)
+      // against 2.196 on 4096x14336x16384.
       int64_t tiles = ceilDiv(p.m, bm) * ceilDiv(p.n, bn);
       // CTA pairs with A multicast (cluster = 2) measured 0.91-0.92x of
-      // the same tile without on the H200 for bm = 128 (2026-12-02 run 13,
-      // bn = 128, after the remote-arrival fix; 0.55x before; again 0.93x
-      // in run 34): forced only. With bm = 256 (two waves) at bn = 128,
+      // the same tile without on the H200 for bm = 128 (bn = 128): forced
+      // only. With bm = 256 (two waves) at bn = 128,
       // the tile they were measured with, they are offered (see
       // estimateSeconds), unsplit.
       for (int cluster : {1, 2})
@@ -271,8 +267,8 @@ std::vector<TileChoice> blockscale::rankTiles(const GemmProblem &p,
         if (splits > 1 && tiles >= d.numSMs)
           break;
         // Splits through the workspace, and (2 to 4, bm <= 128) summed in a
-        // cluster instead; C += AB only in f32 there. 2026-12-03 runs 78 and
-        // 80: 6 and 8 splits in a cluster ran slower than 3-4 (318-327
+        // cluster instead; C += AB only in f32 there. Measured: 6 and 8
+        // splits in a cluster ran slower than 3-4 (318-327
         // against 396-406 TFLOP/s at M = 128, N = 2112, K = 7168), and
         // bm = 256 in 2 summed splits 944 against 1022 for bm = 128
         // unsplit at M = 512, N = 4096, K = 7168 (the model had them the
@@ -306,14 +302,13 @@ std::vector<TileChoice> blockscale::rankTiles(const GemmProblem &p,
   // Tiles bound by HBM traffic tie (the same bytes). Of those, the one with
   // the fewest rounds of work units per CTA finishes first: each round adds
   // an epilogue and a pipeline refill that the memory-bound loop does not
-  // hide. 2026-12-03 run 71 timed M = 128, N = 24576, K = 1536 at 13.35 us
-  // with bn = 192 (one unit per CTA) against 14.45 with bn = 96 (two; run 72:
-  // 13.2 against 14.35 as chosen by the planner), and
-  // M = 128, N = 7168, K = 16384 at 40.5 us with bn = 112 in 2 splits (one
-  // unit) against about 48 in 4 splits (two; run 70), all at one estimate.
+  // hide. Measured: M = 128, N = 24576, K = 1536 at 13.35 us with bn = 192
+  // (one unit per CTA) against 14.45 with bn = 96 (two), and M = 128,
+  // N = 7168, K = 16384 at 40.5 us with bn = 112 in 2 splits (one unit)
+  // against about 48 in 4 splits (two), all at one estimate.
   // Likewise the split-K hand-off: at one estimate, splits summed in a
   // cluster go first (M = 128, N = 7168, K = 16384, bn = 112 in 2 splits:
-  // 759 against 723 TFLOP/s through the workspace, 2026-12-03 run 78).
+  // 759 against 723 TFLOP/s through the workspace).
   std::stable_sort(all.begin(), all.end(),
                    [](const TileChoice &a, const TileChoice &b) {
                      if (a.predictedSeconds != b.predictedSeconds)
