@@ -63,7 +63,7 @@ def cast_launcher(x, recipe, transpose, layout, L=None):
     s = ops._scale_tensor(s_shape, s_strides, x.device)
     desc = _capi.quant_desc(in_dtype=ops.IN_DTYPES[x.dtype], out_type="e4m3",
                             block=ops.RECIPES[recipe], transpose=transpose, col_major=col,
-                            rows=-1, cols=C)
+                            rows=-1, cols=C, L=L)
     kern = _capi.QuantKernel(desc, L)
     args = _capi.QuantArgs()
     (L or _capi.lib()).bs_quant_args_init(args)

@@ -238,9 +238,10 @@ class GemmKernel:
 
 
 def quant_desc(in_dtype="bf16", out_type="e4m3", block=(1, 128), transpose=False,
-               col_major=False, rows=-1, cols=0, debug=""):
+               col_major=False, rows=-1, cols=0, debug="", L=None):
+    """A bs_quant_desc_t initialized by library `L` (default: lib())."""
     d = QuantDesc()
-    lib().bs_quant_desc_init(ctypes.byref(d))
+    (L or lib()).bs_quant_desc_init(ctypes.byref(d))
     d.in_dtype, d.out_type = DTYPES[in_dtype], FP8[out_type]
     d.block_rows, d.block_cols = block
     d.transpose, d.col_major = int(transpose), int(col_major)
