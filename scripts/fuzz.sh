@@ -7,9 +7,10 @@
 #   scripts/fuzz.sh              # 60 s per target
 #   FUZZ_SECONDS=600 scripts/fuzz.sh
 #
-# Needs clang with libFuzzer: Debian's clang-14 (libclang-rt for 14 ships
-# libclang_rt.fuzzer) compiles against the MLIR 22 headers; set FUZZ_CXX to
-# use another.
+# Needs clang with libFuzzer: Debian's clang-14 (with libclang-rt-14-dev,
+# which ships libclang_rt.fuzzer; installed here when missing) compiles
+# against the MLIR 22 headers and links with the gcc-built LLVM archives;
+# set FUZZ_CXX (e.g. clang++-22 with libclang-rt-22-dev) to use another.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -17,8 +18,20 @@ seconds=${FUZZ_SECONDS:-60}
 cxx=${FUZZ_CXX:-clang++-14}
 cc=${FUZZ_CC:-${cxx/clang++/clang}}
 jobs=${BLOCKSCALE_JOBS:-$(nproc)}
-command -v "$cxx" >/dev/null || { echo "fuzz: $cxx not found" >&2; exit 2; }
 scripts/setup.sh
+if [ "$cxx" = clang++-14 ]; then
+  # Debian's clang-14 and its runtime (libclang_rt.fuzzer, asan, ubsan).
+  missing=()
+  for p in clang-14 libclang-rt-14-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+  fi
+fi
+command -v "$cxx" >/dev/null || { echo "fuzz: $cxx not found" >&2; exit 2; }
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
   -DBLOCKSCALE_FUZZ=ON -DBLOCKSCALE_SANITIZE=address,undefined \
