@@ -19,8 +19,6 @@ Environment:
                                  when a sanitizer runtime is configured)
   BLOCKSCALE_ROBUSTNESS_JOBS     parallel runs (default: the CPU count)
   BLOCKSCALE_ROBUSTNESS_KEEP     keep every case's input under --work
-  BLOCKSCALE_ROBUSTNESS_STRICT   fail on the known crashes outside this
-                                 work's scope too (KNOWN_OUT_OF_SCOPE)
 
 Failing cases are written to <work>/failures/<n>/ (input.mlir and cmd.sh, a
 reproducer) and listed at the end.
@@ -61,17 +59,6 @@ GRID_SHAPES = ["0", "1", "2", "3", "?", "2x0", "2x2", "0x2", "1x1x1x1",
 SPLIT_AXES = ["[[0]]", "[[], [0]]", "[[0], [1]]", "[[0, 1]]", "[[1, 0]]",
               "[[], [], [0]]", "[[5]]", "[[0], [0]]", "[[]]", "[]",
               "[[-1]]", "[[0], [], [], []]"]
-
-# Crashes found in code outside the MLIR side of issue 31 (the runtime, the
-# C API, blockscale-gen's own code), owned by other work: reported as
-# "known" with their signature instead of failing the run, unless
-# BLOCKSCALE_ROBUSTNESS_STRICT is set. Each entry: (regex on stderr, note).
-# Remove an entry when its fix lands.
-KNOWN_OUT_OF_SCOPE = [
-    (r"lib/Runtime/KernelSpec\.cpp:\d+:\d+: runtime error: signed integer overflow",
-     "GemmDesc/QuantDesc::validate round sizes near INT64_MAX up in int64 "
-     "(lib/Runtime/KernelSpec.cpp, runtime)"),
-]
 
 # What counts as a crash on stderr.
 CRASH_PATTERNS = [
@@ -659,38 +646,20 @@ def main():
         return 0
     os.makedirs(tools.work, exist_ok=True)
     start = time.time()
-    failures, known, rcs = [], [], {}
-    strict = bool(os.environ.get("BLOCKSCALE_ROBUSTNESS_STRICT"))
+    failures, rcs = [], {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         for case, results, failed in pool.map(
                 lambda c: run_one(c, tools.work, timeout, keep), cases):
             last = results[-1]
             rcs[(case.kind, last[1])] = rcs.get((case.kind, last[1]), 0) + 1
             if failed:
-                note = None
-                if not strict and not failed[0][2].startswith("hang"):
-                    for pattern, n in KNOWN_OUT_OF_SCOPE:
-                        if re.search(pattern, failed[0][3]):
-                            note = n
-                            break
-                if note:
-                    known.append((case, failed, note))
-                else:
-                    failures.append((case, failed))
+                failures.append((case, failed))
     elapsed = time.time() - start
     summary = ", ".join("%s rc=%d: %d" % (k, rc, n)
                         for (k, rc), n in sorted(rcs.items()))
     print("robustness: %d cases (seed %d, %d jobs, %.0f s limit) in %.1f s; %s"
           % (len(cases), tools.seed, jobs, timeout, elapsed, summary))
     fdir = os.path.join(tools.work, "failures")
-    seen = set()
-    for case, failed, note in known:
-        if note in seen:
-            continue
-        seen.add(note)
-        n = sum(1 for k in known if k[2] == note)
-        print("known, out of scope (%d cases): %s\n  e.g. %s" % (
-            n, note, " ".join(shlex.quote(a) for a in failed[0][0])))
     for case, failed in failures:
         step, rc, reason, err = failed[0]
         d = os.path.join(fdir, str(case.idx))
@@ -712,9 +681,7 @@ def main():
         print("robustness: %d of %d cases crashed or hung; reproducers in %s"
               % (len(failures), len(cases), fdir))
         return 1
-    print("robustness: no crash, no hang, no sanitizer report%s" % (
-        " (besides %d known, out of scope, listed above)" % len(known)
-        if known else ""))
+    print("robustness: no crash, no hang, no sanitizer report")
     return 0
 
 
