@@ -37,7 +37,8 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DBLOCKSCALE_FUZZ=ON -DBLOCKSCALE_SANITIZE=address,undefined \
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}" >/dev/null
-cmake --build build-fuzz -j"$jobs" --target blockscale-fuzz-jit blockscale-fuzz-shard
+cmake --build build-fuzz -j"$jobs" --target blockscale-fuzz-jit blockscale-fuzz-shard \
+  blockscale-fuzz-capi blockscale-fuzz-cache
 
 # Seeds: every `// -----` piece of the lit inputs, behind a knob byte.
 corpus=build-fuzz/fuzz-corpus
@@ -62,11 +63,12 @@ PY
 
 source test/sanitizer-suppressions/options.sh
 status=0
-for t in blockscale-fuzz-jit blockscale-fuzz-shard; do
+for t in blockscale-fuzz-jit blockscale-fuzz-shard blockscale-fuzz-capi blockscale-fuzz-cache; do
   findings=build-fuzz/fuzz-findings/$t
   mkdir -p "$findings"
   work=$(mktemp -d)
-  cp "$corpus"/* "$work"/
+  # (The MLIR seeds serve the MLIR targets; the others start from nothing.)
+  case $t in *-jit|*-shard) cp "$corpus"/* "$work"/ ;; esac
   echo "fuzz: $t for $seconds s"
   if ! build-fuzz/bin/$t "$work" -max_total_time="$seconds" -timeout=10 \
       -rss_limit_mb=4096 -max_len=16384 -print_final_stats=1 \
