@@ -43,6 +43,16 @@ static bs_status_t fail(const llvm::Twine &msg) {
 // Per family: C structs <-> descriptions and arguments
 //===----------------------------------------------------------------------===//
 
+/// The bits of a C enum field as the host wrote them: reading an enum
+/// object that holds a value outside its enumerators is undefined behaviour,
+/// so they are copied out as an int first.
+template <class E> static int32_t rawEnum(const E &field) {
+  static_assert(sizeof(E) == sizeof(int32_t), "C enums are ints here");
+  int32_t v;
+  std::memcpy(&v, &field, sizeof(v));
+  return v;
+}
+
 namespace {
 template <class Family> struct CFamily;
 
@@ -53,20 +63,21 @@ template <> struct CFamily<GemmFamily> {
   static constexpr const char *name = "bs_gemm";
 
   static llvm::Error toDesc(const CDesc &in, GemmDesc &d) {
-    if (in.form < 0 || in.form > 2 || in.a_type < 0 || in.a_type > 1 ||
-        in.b_type < 0 || in.b_type > 1 || in.out_dtype < 0 ||
-        in.out_dtype > 2)
+    const int32_t form = rawEnum(in.form), at = rawEnum(in.a_type),
+                  bt = rawEnum(in.b_type), out = rawEnum(in.out_dtype);
+    if (form < 0 || form > 2 || at < 0 || at > 1 || bt < 0 || bt > 1 ||
+        out < 0 || out > 2)
       return invalidArgument(llvm::formatv(
           "bs_gemm_desc_t: expected form 0-2, a_type and b_type 0-1, "
           "out_dtype 0-2 but got {0}, {1}, {2}, {3}",
-          int(in.form), int(in.a_type), int(in.b_type), int(in.out_dtype)));
-    d.form = GemmForm(in.form);
+          form, at, bt, out));
+    d.form = GemmForm(form);
     d.m = in.m;
     d.n = in.n;
     d.k = in.k;
-    d.a = Fp8Type(in.a_type);
-    d.b = Fp8Type(in.b_type);
-    d.out = DType(in.out_dtype);
+    d.a = Fp8Type(at);
+    d.b = Fp8Type(bt);
+    d.out = DType(out);
     d.accumulate = in.accumulate != 0;
     d.mHint = in.m_hint;
     d.forceTile = in.force_tile ? in.force_tile : "";
@@ -103,14 +114,14 @@ template <> struct CFamily<QuantFamily> {
   static constexpr const char *name = "bs_quant";
 
   static llvm::Error toDesc(const CDesc &in, QuantDesc &q) {
-    if (in.in_dtype < 0 || in.in_dtype > 2 || in.out_type < 0 ||
-        in.out_type > 1)
+    const int32_t dt = rawEnum(in.in_dtype), ot = rawEnum(in.out_type);
+    if (dt < 0 || dt > 2 || ot < 0 || ot > 1)
       return invalidArgument(llvm::formatv(
           "bs_quant_desc_t: expected in_dtype 0-2 and out_type 0-1 but got "
           "{0}, {1}",
-          int(in.in_dtype), int(in.out_type)));
-    q.in = DType(in.in_dtype);
-    q.out = Fp8Type(in.out_type);
+          dt, ot));
+    q.in = DType(dt);
+    q.out = Fp8Type(ot);
     q.blockRows = in.block_rows;
     q.blockCols = in.block_cols;
     q.transpose = in.transpose != 0;

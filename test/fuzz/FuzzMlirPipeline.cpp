@@ -87,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const int64_t hints[] = {4096, 1, 0, -1, 128, 2147483648LL, 7, 4096};
   static const char *forces[] = {"", "bm=64,bn=16", "splits=3", "bm=,",
                                  "bm=256,bn=128,cluster=2", "", "", ""};
-  mlir::blockscale::JitPipelineOptions opts;
+  ::blockscale::TilingOptions opts;
   opts.numSMs = sms[knobs & 7];
   opts.mHint = hints[(knobs >> 3) & 7];
   opts.force = forces[(knobs >> 5) & 7];
