@@ -18,7 +18,7 @@
 #   bench     bench/bench_gemm.py, full run (DeepGEMM beside when .anchors/ holds its
 #             archive), then bench/bench_quant.py
 #   jit       build/bin/blockscale-bench-jit (JIT latency from a cold cache)
-#   linear    bench/bench_linear.py --graph
+#   linear    bench/bench_linear.py --graph, bench/bench_inference.py --graph
 #   ab [FILE] [bench/ab.py flags...]
 #             same-process A/B of builds (bench/ab.py; FILE default bench/variants/rebuild.txt),
 #             GEMM targets and casts, two rounds; takes the rest of the line
@@ -229,7 +229,10 @@ v_wheel() { # the package as a user installs it: no MLIR here, NVRTC found at ru
 v_jit() {  # (a fresh cache directory, so that "cold" really compiles)
   run 300 env -u BLOCKSCALE_CACHE_DIR build/bin/blockscale-bench-jit --json "$OUT/bench_jit.json"
 }
-v_linear() { run 400 python3 bench/bench_linear.py --graph; }
+v_linear() {
+  run 400 python3 bench/bench_linear.py --graph
+  run 300 python3 bench/bench_inference.py --graph
+}
 
 v_ab() { # [FILE] [flags]: FILE is a variants file unless it starts with '-'
   local file=bench/variants/rebuild.txt

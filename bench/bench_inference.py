@@ -3,9 +3,9 @@ with 128x128 scales stored once, activations cast 1x128 per call, the
 blockscale GEMM) against bf16 nn.Linear, on DeepSeek-V3 layer shapes and
 decode / prefill token counts. Needs a Hopper GPU and PyTorch.
 
-    python examples/bench_inference.py                 # eager calls
-    python examples/bench_inference.py --graph         # CUDA-graph replays (no host time)
-    python examples/bench_inference.py --tokens 1,128 --shapes 7168x2112
+    python bench/bench_inference.py                 # eager calls
+    python bench/bench_inference.py --graph         # CUDA-graph replays (no host time)
+    python bench/bench_inference.py --tokens 1,128 --shapes 7168x2112
 
 Each row: tokens T, in_features K, out_features N, ms per call for bf16 and
 FP8, the speedup, FP8 TFLOP/s, and the FP8 output's relative error against
