@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Same-process A/B of blockscale builds and launch options, GEMMs and casts.
 
 Run on the GPU machine (scripts/gpu-check.sh ab does):

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """blockscale GEMMs beside DeepGEMM and cuBLASLt blockwise (F.scaled_mm), one process.
 
 Run on the GPU machine (scripts/gpu-check.sh bench does, with DeepGEMM set up

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Times FP8 inference (blockscale.Float8BlockwiseInferenceLinear: FP8 weights
 with 128x128 scales stored once, activations cast 1x128 per call, the
 blockscale GEMM) against bf16 nn.Linear, on DeepSeek-V3 layer shapes and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Float8BlockwiseLinear forward + backward vs bf16 nn.Linear and vs the same
 FP8 recipe through cuBLASLt (torchao-style: F.scaled_mm blockwise for the
 three GEMMs, blockscale casts for the quantization), one run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """blockscale casts vs the device's copy bandwidth, one run.
 
 Bytes counted: input read + FP8 written + scales written. The ceiling is a

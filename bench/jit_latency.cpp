@@ -1,5 +1,9 @@
 //===- jit_latency.cpp - JIT latency bench ----------------------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Measures, for a set of GEMM descriptions:
 //   cold   - first request in a process with an empty disk cache (MLIR
 //            pipeline + emitter + NVRTC + cache write),

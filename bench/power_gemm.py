@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Sustained clocks and power of ours vs cuBLASLt on the power-limited H200.
 
 Run on the GPU machine (issue 28's power-cap question; not in gpu-check):

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """One cuBLASLt blockwise GEMM per shape, for Nsight Compute to describe.
 
 Run under ncu on the GPU machine, e.g.

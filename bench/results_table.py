@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The GEMM shapes of the benches and the bench_gemm.py report (pure Python,
 no torch: bench_gemm.py and ab.py import it, and it runs on any machine).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Summarizes an Nsight Compute source page (SASS, CSV) by opcode.
 
     ncu -i report.ncu-rep --page source --csv --print-source sass > k.csv

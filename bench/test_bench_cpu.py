@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """CPU checks of the benches' pure-Python parts (no torch, no GPU):
 variants and shape parsing, the A/B verdict and tables, the bench_gemm.py
 report. Run: python3 bench/test_bench_cpu.py (or under pytest)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # `cmake --install <build> --prefix P` lays out:
 #   P/include/blockscale-c/blockscale.h         the C API
 #   P/include/blockscale/Version.h              version and commit (generated)

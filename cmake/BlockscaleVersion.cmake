@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The version has one source: project(blockscale VERSION ...) in the top-level
 # CMakeLists.txt. This writes <build>/include/blockscale/Version.h with it and
 # the git commit of the checkout at configure time ("unknown" outside git),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Writes a C++ source that embeds the CUDA kernel templates, so that NVRTC
 # gets them from memory (no include path on the user's machine).
 # Usage: cmake -DOUT=<file.cpp> -DHEADERS="a;b" -DROOT=<dir> -P EmbedHeaders.cmake

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Trains a small Llama-style model twice on local text -- once with bf16
 linear layers, once with blockscale's FP8 blockwise linears -- with the same
 seed, initialization and data order, and compares loss and speed.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Builds, on the CPU machine, what the GPU machine runs (it has no LLVM/MLIR)
 # and packs it for the device tool's `carry` (64 MiB at most in all).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Configures and builds everything into ./build (Release, static LLVM/MLIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."

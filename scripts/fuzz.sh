@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Builds the libFuzzer targets of test/fuzz with clang (ASan + UBSan) into
 # ./build-fuzz and runs each for a bounded time, seeded with the lit inputs
 # of test/Dialect and test/Target. Findings (crash-*, leak-*, timeout-*) are

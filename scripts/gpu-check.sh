@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # GPU checks and benchmarks; runs on the GPU machine (docs/GPU.md).
 #
 # Build here first: scripts/build-gpu-bundle.sh (and, for an A/B of two
@@ -96,23 +97,21 @@ sass_check() {
   [ "$q" -gt 0 ] && [ "$l" = 0 ] || fail "SASS $1x$2x$3: expected QGMMA and no LDL/STL"
 }
 
-# Correctness cases are independent: queued, then run JOBS at a time (the GPU
-# is shared; nothing here is timed), each logged to its own file.
+# Correctness cases (test/gpu/*-cases.txt, one argument list per line) are
+# independent: run JOBS at a time (the GPU is shared; nothing here is
+# timed), each logged to its own file, the logs tarred.
 JOBS=${JOBS:-$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))}
-QUEUE=
-g() { enqueue "$GEN" --run --debug=hang --iters 0 "$@"; }         # one GEMM, checked
-cast() { enqueue "$GEN" --op quantize --run --iters 0 "$@"; }      # one cast, bit-exact
-enqueue() { printf '%q ' timeout 180 "$@" >> "$QUEUE"; echo >> "$QUEUE"; }
-run_queued() { # run_queued <name> <function>: the function's cases, JOBS at a time
-  local d="$OUT/$1" n i rc
-  mkdir -p "$d"; QUEUE="$d/cases"; : > "$QUEUE"; "$2"
-  n=$(wc -l < "$QUEUE"); log "$1: $n cases, $JOBS at a time"
-  i=0; while IFS= read -r c; do
-    i=$((i + 1))
-    ( echo "+ $c"; bash -c "$c" 2>&1; echo "rc=$?" ) > "$d/$i.log" &
+run_queued() { # run_queued <name> <cases file> <command the arguments follow>
+  local d="$OUT/$1" n=0 i rc c
+  mkdir -p "$d"
+  while IFS= read -r c; do
+    case $c in ''|'#'*) continue ;; esac
+    n=$((n + 1))
+    ( echo "+ $3 $c"; timeout 180 $3 $c 2>&1; echo "rc=$?" ) > "$d/$n.log" &
     while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
-  done < "$QUEUE"
+  done < "$2"
   wait
+  log "$1: $n cases from $2, $JOBS at a time"
   for i in $(seq 1 "$n"); do
     cat "$d/$i.log" >> "$OUT/check.log"
     rc=$(sed -n 's/^rc=//p' "$d/$i.log" | tail -1)
@@ -129,85 +128,8 @@ v_smoke() {
   sass_check 128 2112 7168    # splits summed in a cluster
 }
 
-v_sweep() { run_queued sweep sweep_cases; }
-sweep_cases() {
-  local t f
-  # The default shape, tails in every dimension, M = 1 and 129, K % 128 != 0,
-  # split-K, each form and output, e5m2.
-  g --m 512 --n 2112 --k 7168
-  g --m 77 --n 200 --k 7008
-  g --m 1 --n 256 --k 128
-  g --m 300 --n 2112 --k 1040
-  g --m 128 --n 2112 --k 7168
-  g --m 129 --n 1000 --k 4096 --force-tile splits=3
-  g --m 1000 --n 4096 --k 2048 --form dgrad
-  g --m 1024 --n 4096 --k 2048 --form wgrad
-  g --m 333 --n 520 --k 1008 --form wgrad
-  g --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate
-  g --m 256 --n 384 --k 1024 --out-dtype f32
-  g --m 256 --n 384 --k 1024 --a-type e5m2
-  # Every tile width, fwd and wgrad, with tails.
-  for t in bm=64,bn=16 bm=64,bn=192 bm=128,bn=48 bm=128,bn=80 bm=128,bn=96 bm=128,bn=112 \
-           bm=128,bn=144 bm=128,bn=160 bm=128,bn=192 bm=128,bn=128,stages=2 bm=256,bn=128 bm=256,bn=112; do
-    g --m 700 --n 1040 --k 2944 --force-tile $t
-    g --m 700 --n 1040 --k 2944 --force-tile $t --form wgrad
-  done
-  # 256-row tiles (two waves per consumer warpgroup): tails, f32 +=, split-K,
-  # turn-taking from 32 K-blocks (alone, and 65 K-blocks in 2 splits).
-  g --m 300 --n 2112 --k 1040 --force-tile bm=256,bn=128
-  g --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate --force-tile bm=256,bn=64
-  g --m 129 --n 1000 --k 4096 --force-tile bm=256,bn=64,splits=3
-  g --m 700 --n 1040 --k 4224 --force-tile bm=256,bn=128
-  g --m 129 --n 1000 --k 8320 --force-tile bm=256,bn=64,splits=2
-  # CTA pairs sharing A: as the planner picks them (odd N-tile count, dgrad),
-  # forced for every form, f32 and C +=.
-  g --m 4000 --n 3968 --k 4000
-  g --m 4000 --n 3968 --k 4000 --form dgrad
-  for f in fwd wgrad; do g --m 700 --n 1040 --k 2944 --force-tile bm=256,bn=128,cluster=2 --form $f; done
-  g --m 300 --n 2112 --k 1040 --force-tile bm=256,bn=128,cluster=2 --form dgrad
-  g --m 300 --n 2112 --k 1024 --force-tile bm=256,bn=128,cluster=2
-  g --m 1000 --n 1040 --k 2944 --force-tile bm=256,bn=64,cluster=2 --out-dtype f32
-  g --m 512 --n 1024 --k 1024 --force-tile bm=256,bn=64,cluster=2 --form wgrad --out-dtype f32 --accumulate
-  for t in bm=128,bn=128,cluster=2 bm=128,bn=192,cluster=2 bm=64,bn=128,cluster=2 \
-           bm=128,bn=144,cluster=2 bm=128,bn=64,cluster=2,splits=3; do
-    g --m 700 --n 1040 --k 2944 --force-tile $t
-    g --m 700 --n 1040 --k 2944 --force-tile $t --form wgrad
-  done
-  g --m 300 --n 2112 --k 1024 --force-tile bm=128,bn=192,cluster=2
-  g --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate --force-tile bm=128,bn=128,cluster=2
-  # Splits summed in a cluster: tails, waves, wgrad f32 +=, more units than
-  # resident clusters, 2 to 8 CTAs per cluster.
-  g --m 77 --n 200 --k 7008 --force-tile bm=128,bn=64,splits=4,ksplit=4
-  g --m 129 --n 1000 --k 4096 --force-tile bm=128,bn=128,splits=3,ksplit=3
-  g --m 100 --n 520 --k 1008 --force-tile bm=64,bn=128,splits=3,ksplit=3
-  g --m 300 --n 2112 --k 1040 --force-tile bm=256,bn=128,splits=2,ksplit=2
-  g --m 333 --n 520 --k 1008 --form wgrad --force-tile bm=128,bn=96,splits=2,ksplit=2
-  g --m 512 --n 512 --k 1024 --form wgrad --out-dtype f32 --accumulate --force-tile bm=128,bn=64,splits=2,ksplit=2
-  g --m 256 --n 384 --k 1024 --out-dtype f32 --force-tile bm=128,bn=48,splits=2,ksplit=2
-  g --m 2048 --n 2048 --k 2048 --force-tile bm=128,bn=128,splits=2,ksplit=2
-  g --m 1024 --n 2112 --k 4096 --force-tile bm=128,bn=64,splits=4,ksplit=4
-  g --m 128 --n 2112 --k 7168 --force-tile bm=128,bn=144,splits=8,ksplit=8
-  g --m 128 --n 2112 --k 7168 --force-tile bm=128,bn=128,splits=6,ksplit=6
-  g --m 128 --n 7168 --k 16384 --force-tile bm=128,bn=112,splits=2,ksplit=2
-}
-
-v_casts() { run_queued casts cast_cases; }
-cast_cases() {
-  local r f dt
-  for r in 1x128 128x1 128x128; do
-    for f in "" "--transpose" "--col-major" "--transpose --col-major"; do
-      cast --rows 1008 --cols 2112 --recipe $r $f
-    done
-  done
-  cast --rows 4096 --cols 7168 --recipe 1x128 --in-dtype f32
-  cast --rows 4096 --cols 7168 --recipe 128x1 --col-major --in-dtype f32
-  # Transposed results: tails in both dimensions, a single partial tile.
-  for dt in bf16 f32; do
-    cast --rows 4096 --cols 7168 --recipe 1x128 --transpose --in-dtype $dt
-    cast --rows 2064 --cols 4104 --recipe 128x128 --col-major --in-dtype $dt
-  done
-  cast --rows 16 --cols 24 --recipe 128x1 --col-major
-}
+v_sweep() { run_queued sweep test/gpu/gemm-cases.txt "$GEN --run --debug=hang --iters 0"; }
+v_casts() { run_queued casts test/gpu/cast-cases.txt "$GEN --op quantize --run --iters 0"; }
 
 v_python() { run 600 python3 -m pytest -x -q -p no:cacheprovider test/gpu -s; }
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Wraps scripts/gpu-check.sh for the device tool, which brings back only a
 # few files from $OUT: the verbs run with their logs in a scratch folder under
 # a time limit, and everything comes back as one $OUT/gpu-out.tgz (plus

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The main job: generate the CUDA kernel for a default DeepSeek-V3 shape
 # (forward, M=512 N=2112 K=7168), compile it with NVRTC for sm_90a, and, where
 # a GPU exists, run it, check it against an f64 host reference and time it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Installs the build dependencies from Debian's packages (idempotent) and
 # checks for the CUDA 13 toolkit (headers + NVRTC), which the machines here
 # carry at /usr/local/cuda.

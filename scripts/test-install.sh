@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The install paths on the CPU machine (scripts/test.sh runs this after the
 # test suite), against an already built tree (default ./build):
 #   1. cmake --install into a temporary prefix; the files a user needs are there;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Builds blockscale with AddressSanitizer + UndefinedBehaviorSanitizer into
 # ./build-asan and runs the CPU suite (lit regression tests, the robustness
 # generator, GoogleTest binaries) under them. Any sanitizer report fails the

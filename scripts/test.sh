@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The test command: builds, then runs the CPU suite (lit regression tests and
 # GoogleTest binaries), then the install paths (scripts/test-install.sh:
 # cmake --install into a temporary prefix, the C and C++ examples built and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // How many clusters of 1..8 CTAs (384 threads, ~200 KB of shared memory,
 // one CTA per SM like the GEMM kernels) the GPU holds at once: clusters
 // must fit inside one GPC, so sizes that do not divide a GPC's SM count

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Eager (host-included) time of blockscale.scaled_mm at small M, and the host
 # cost of one call alone (launch rate without synchronizing).
 import sys, time, torch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 /* A C host of blockscale's C API: describe a forward GEMM, generate its CUDA
  * source, compile it with NVRTC (no GPU needed for that), and, where a
  * Hopper GPU exists, run it and check it against a double-precision host

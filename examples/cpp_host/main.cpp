@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // A C++ host of blockscale's runtime (blockscale::runtime, no MLIR): build a
 // kernel spec (a forward GEMM, 128x128 tiles), generate its CUDA source,
 // compile it with NVRTC through the process-wide kernel registry (memory and

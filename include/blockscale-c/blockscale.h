@@ -1,5 +1,9 @@
 /*===- blockscale.h - C API of the blockscale JIT ------------------*- C -*-===*\
  *
+ * Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+ * See LICENSE for license information.
+ * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+ *
  * Opaque handles and status codes for hosts that cannot use the C++ API
  * (the Python package loads this through ctypes). Every call that can fail
  * returns a bs_status_t; bs_last_error() then gives the message (thread

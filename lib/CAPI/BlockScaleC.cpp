@@ -1,4 +1,10 @@
 //===- BlockScaleC.cpp - C API of the blockscale JIT ------------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "blockscale-c/blockscale.h"
 #include "blockscale/JIT/Jit.h"

@@ -1,4 +1,10 @@
 //===- DevicePlan.cpp - the program of one device ----------------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "blockscale/Distributed/DevicePlan.h"
 

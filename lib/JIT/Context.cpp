@@ -1,4 +1,10 @@
 //===- Context.cpp - the MLIR context of the JIT and the planner -*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "Context.h"
 #include "blockscale/Dialect/BlockScale/Transforms/ShardingInterfaceImpl.h"

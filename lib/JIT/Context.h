@@ -1,5 +1,9 @@
 //===- Context.h - the MLIR context of the JIT and the planner --*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Internal to BlockScaleJIT.
 //
 //===----------------------------------------------------------------------===//

@@ -1,5 +1,9 @@
 //===- Diagnostics.h - MLIR diagnostics as error text -----------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Private to lib/JIT: the JIT and the device planner report MLIR failures as
 // llvm::Error text with locations, severities and notes.
 //

@@ -1,4 +1,10 @@
 //===- Jit.cpp - one call from a description to a kernel --------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "blockscale/JIT/Jit.h"
 #include "Context.h"

@@ -1,4 +1,10 @@
 //===- CompiledKernel.cpp - a kernel binary and its modules -----*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "blockscale/Runtime/CompiledKernel.h"
 #include "blockscale/Runtime/CudaDriver.h"

@@ -1,4 +1,10 @@
 //===- CudaDriver.cpp - lazily loaded CUDA driver API -----------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "blockscale/Runtime/CudaDriver.h"
 #include "blockscale/Runtime/DynamicLibrary.h"

@@ -1,4 +1,10 @@
 //===- KernelRegistry.cpp - compiled kernels by cache key -------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "blockscale/Runtime/KernelRegistry.h"
 #include "blockscale/Runtime/Error.h"

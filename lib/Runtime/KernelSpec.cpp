@@ -1,4 +1,10 @@
 //===- KernelSpec.cpp - kernel descriptions and their text form -*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "blockscale/Runtime/KernelSpec.h"
 #include "blockscale/Runtime/Error.h"

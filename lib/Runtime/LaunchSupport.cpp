@@ -1,4 +1,10 @@
 //===- LaunchSupport.cpp - what the families' launches share ----*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "LaunchSupport.h"
 #include "blockscale/Runtime/Error.h"

@@ -1,5 +1,9 @@
 //===- LaunchSupport.h - what the families' launches share ------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Private to lib/Runtime: tensor-map encoding and the per-thread cache of the
 // last launch's maps, the programmatic-launch attribute, the runtime-owned
 // split-K workspace, and size arithmetic that cannot wrap.

@@ -1,4 +1,10 @@
 //===- Nvrtc.cpp - run-time CUDA compilation --------------------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "blockscale/Runtime/Nvrtc.h"
 #include "blockscale/Runtime/DynamicLibrary.h"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """PEP 517 build backend of blockscale (standard library only).
 
 ``pip install .`` and ``pip wheel .`` call this (pyproject.toml,

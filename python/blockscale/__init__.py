@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """blockscale: JIT-compiled FP8 blockwise GEMMs and casts for Hopper.
 
 Layouts (logical shapes; strides are the physical order):

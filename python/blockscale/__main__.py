@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """``python -m blockscale``: what is installed, and a one-kernel self-check.
 
 Prints the package and C library versions (with the git commit the library

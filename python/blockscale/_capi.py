@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """ctypes bindings of include/blockscale-c/blockscale.h (no build step).
 
 The shared library is found, in order, at $BLOCKSCALE_LIB, next to this

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The GPUs of this machine through the CUDA driver API (ctypes; no torch),
 and the architecture check: blockscale's kernels are sm_90a code (wgmma,
 TMA, clusters), so they run on Hopper (H100, H200, GH200) only."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Running a function right after a module is imported, without importing
 it (standard library only): how blockscale registers with torchtitan
 whichever of the two is imported first."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Finding NVRTC when no CUDA toolkit is installed.
 
 The C library (lib/Runtime/Nvrtc.cpp) dlopens ``libnvrtc.so.13`` by name

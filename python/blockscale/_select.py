@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Which modules blockscale converts, as plain functions of names, sizes
 and dtypes (no torch: the CPU tests run them without it).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The package version, from one place: project(blockscale VERSION x.y.z) in
 the top-level CMakeLists.txt. A wheel carries it in ``_build_info.py``
 (written by the build backend, python/_build_backend, with the git commit

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """FP8 inference with pre-quantized weights (DeepSeek-V3 checkpoint layout).
 
 A DeepSeek-style FP8 checkpoint stores each linear layer as

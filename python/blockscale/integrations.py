@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Framework integration: a torchao-style config, a torchtitan-style model
 converter, module filters and the GPU architecture check.
 

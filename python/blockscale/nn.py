@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Drop-in FP8 blockwise linear layer (DeepSeek-V3 recipe).
 
 Forward  y  = x @ W^T       : x 1x128, W 128x128            (fwd GEMM)

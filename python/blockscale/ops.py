@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """PyTorch custom ops over the blockscale JIT.
 
 ``scaled_mm`` and ``quantize`` are registered with ``torch.library.custom_op``

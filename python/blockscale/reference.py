@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Torch references of the kernels' math (bit-exact for the casts)."""
 import torch
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """DTensor sharding rules for the blockscale ops (``register_sharding``).
 
 For ``scaled_mm(a (M,K), a_scale (M,Kb), b (K,N), b_scale)`` one mesh

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The C API through the shared library.
 #include "blockscale-c/blockscale.h"
 #include "blockscale/Version.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "blockscale/Runtime/Gemm.h"
 #include "blockscale/Runtime/Runtime.h"
 

@@ -1,4 +1,10 @@
 //===- DistributedTest.cpp - device plans and process groups --------------===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "blockscale/Distributed/Executor.h"
 #include "blockscale/JIT/Plan.h"

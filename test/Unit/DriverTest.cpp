@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Without a GPU the driver loads lazily and fails with a clear message, and
 // generation still works.
 #include "TestUtils.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Description -> MLIR pipeline -> CUDA source, without compiling.
 #include "blockscale/JIT/Jit.h"
 

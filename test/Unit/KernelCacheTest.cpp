@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "TestUtils.h"
 
 #include "blockscale/JIT/Jit.h"

@@ -1,5 +1,9 @@
 //===- KernelCompileTest.cpp - every GEMM tile compiles asynchronously ---===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Compiles the GEMM template for every tile shape the tile selector may
 // pick (both forms, both consumer counts, a multicast pair, f32 +=) with
 // NVRTC, which needs no GPU, and checks what ptxas reports: no spills and

@@ -1,4 +1,10 @@
 //===- ParamsTest.cpp - host/device helpers of params.h ---------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "blockscale/Target/Cuda/Kernels/params.h"
 

@@ -1,5 +1,9 @@
 //===- PlanHardeningTest.cpp - the device planner on bad programs ---------===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Issue 31: the planner rejects, with a message, programs it used to read
 // out of bounds or compute with wrapped sizes.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // The host reference cast must be exactly the kernel's arithmetic: RNE,
 // saturation, subnormals, and the scale/inverse computed as f32 divisions.
 #include "support/Reference.h"

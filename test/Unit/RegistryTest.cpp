@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 // Compile-or-load through the KernelRegistry: memory and disk hits, corrupt
 // entries, concurrent compiles of one key from threads and from processes,
 // and the content of compile errors. Needs NVRTC, not a GPU.

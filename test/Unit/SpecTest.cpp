@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "blockscale/Runtime/KernelSpec.h"
 #include "blockscale/Target/Cuda/Kernels/params.h"
 #include "blockscale/Runtime/KernelFamily.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #ifndef BLOCKSCALE_TEST_UNIT_TESTUTILS_H
 #define BLOCKSCALE_TEST_UNIT_TESTUTILS_H
 

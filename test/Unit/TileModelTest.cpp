@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 #include "blockscale/Dialect/BlockScale/Transforms/TileModel.h"
 #include "blockscale/Target/Cuda/Kernels/params.h"
 

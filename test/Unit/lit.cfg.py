@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # -*- Python -*-
 # Runs the GoogleTest binaries of test/Unit (C++ runtime, cache, C API).
 import os

@@ -1,5 +1,9 @@
 //===- FuzzCApi.cpp - libFuzzer: the C API's descriptors -----------------===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The C API's entry surface without a GPU (issue 31): the fuzz input fills
 // the fields of a bs_gemm_desc_t, a bs_quant_desc_t and the scale-geometry
 // arguments byte for byte (struct_size included), and every call that takes

@@ -1,5 +1,9 @@
 //===- FuzzKernelCache.cpp - libFuzzer: the kernel cache's loader --------===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The disk cache reads files that other processes (or anything with write
 // access to the cache directory) put there (issue 31): the fuzz input is
 // written as the entry of a key, and loading it must end in a hit whose

@@ -1,5 +1,9 @@
 //===- FuzzMlirPipeline.cpp - libFuzzer: parse, pipelines, emitter --------===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The MLIR entry surface of blockscale (issue 31): the fuzz input is MLIR
 // text. It is parsed and verified in a context holding every dialect a
 // blockscale program uses; then

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """GPU tests of the FP8 inference linear and the DeepSeek-style checkpoint
 loader (python/blockscale/inference.py): scripts/gpu-check.sh python."""
 import pytest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """GPU tests of the framework integration (python/blockscale/integrations.py):
 the torchao-style config and quantize_, torchao's own quantize_ when
 torchao is installed, the torchtitan-style converter, module filters,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """GPU tests of the Python package (run on the H200: scripts/gpu-check.sh python)."""
 import os
 import socket

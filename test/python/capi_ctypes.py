@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Loads python/blockscale/_capi.py by path (the package itself imports torch)."""
 import ctypes
 import importlib.util

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """blockscale._lazy.call_after_import with a fake torchtitan package: the
 callback runs when the module is imported after the call, at once when it
 was imported before, never when the package is absent (no torch needed)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Module filters and the FP8 checkpoint plan (python/blockscale/_select.py),
 without torch."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """blockscale._nvrtc against fake nvidia-wheel layouts (no torch, no GPU).
 
 argv[1]: "load" to also load a real NVRTC (this machine's, symlinked into a

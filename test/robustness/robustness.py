@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Robustness generator (issue 31): mutates the valid lit inputs of
 test/Dialect/** and test/Target/** and the flags of blockscale's tools, runs
 every pass, pipeline and tool on them with a time limit, and fails on any

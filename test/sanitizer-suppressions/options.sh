@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Sanitizer options of the sanitized CPU suite (scripts/test-sanitized.sh
 # sources this file; `source` it by hand before running a sanitized binary).
 # Every departure from the defaults is narrow and has its reason here.

@@ -1,5 +1,9 @@
 //===- blockscale-gen.cpp - generate, compile and run kernels ---*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 //   blockscale-gen --m 512 --n 2112 --k 7168 --form fwd --emit cuda
 //   blockscale-gen --m 4096 --n 7168 --k 16384 --run         (needs a GPU)
 //   blockscale-gen --op quantize --rows 4096 --cols 7168 --recipe 1x128 --run

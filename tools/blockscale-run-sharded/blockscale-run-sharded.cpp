@@ -1,5 +1,9 @@
 //===- blockscale-run-sharded.cpp - run a sharded program on GPUs -*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 //   blockscale-run-sharded ffn.mlir --plan-only --rank 3
 //       partition the sharded program and print the device program, the plan
 //       and the process group of every collective for rank 3 (no GPU needed)

@@ -1,4 +1,10 @@
 //===- Reference.cpp - host reference of the kernels' math ------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "support/Reference.h"
 

@@ -1,5 +1,9 @@
 //===- Reference.h - host reference of the kernels' math --------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Bit-exact host versions of the casts (same f32 operations, same rounding)
 // and an f64 reference GEMM, used by blockscale-gen --run,
 // blockscale-run-sharded --check and the tests.

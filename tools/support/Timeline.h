@@ -1,5 +1,9 @@
 //===- Timeline.h - phase stamps of an instrumented GEMM ---------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // A GEMM compiled with the timeline debug option records, per CTA,
 // clock64 at each phase of bs::timeline::Slot and globaltimer at entry and
 // exit in its module-scope array `bsTimelineStamps`. This turns one launch's

@@ -1,5 +1,9 @@
 //===- DevicePlan.h - the program of one device ------------------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // A partitioned blockscale program (the output of
 // `blockscale-opt --blockscale-shard-pipeline`: the program of one device,
 // with shard collectives) as a DevicePlan: a straight-line list of cast

@@ -1,5 +1,9 @@
 //===- Executor.h - running device plans with NCCL ---------------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Executes a DevicePlan on this process's GPU: one process per GPU, NCCL
 // (loaded with dlopen) for the collectives, one communicator per group of
 // grid axes. Needs no MLIR: the plan carries its kernels' sources.

@@ -1,5 +1,9 @@
 //===- Jit.h - one call from a description to a kernel ----------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // getGemmKernel(desc) builds a blockscale.matmul for the description, runs the
 // same pipeline as `blockscale-opt --blockscale-jit-pipeline` (pad-scales,
 // verify-layouts, select-tiles for this GPU), emits the CUDA instantiation

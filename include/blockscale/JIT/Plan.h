@@ -1,5 +1,9 @@
 //===- Plan.h - sharded programs to device plans ----------------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The MLIR side of sharded execution: partition a sharded program into the
 // program of one device, turn that into a DevicePlan (with each kernel's
 // source planned by the JIT), and read how a program shards its interface.

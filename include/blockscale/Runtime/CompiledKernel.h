@@ -1,4 +1,10 @@
 //===- CompiledKernel.h - a kernel binary and its modules -------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_RUNTIME_COMPILEDKERNEL_H
 #define BLOCKSCALE_RUNTIME_COMPILEDKERNEL_H
 

@@ -1,5 +1,9 @@
 //===- CudaDriver.h - lazily loaded CUDA driver API -------------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // libcuda is opened with dlopen on first use, so that everything except
 // running kernels (generation, NVRTC compilation, the cache) works on a
 // machine without a GPU driver.

@@ -1,5 +1,9 @@
 //===- DynamicLibrary.h - dlopen, candidates, symbol checks -----*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // libcuda, NVRTC and NCCL are all opened at run time, so that everything but
 // running kernels (and collectives) works on a machine without them. This is
 // the one place that tries the candidate names and collects the symbols a

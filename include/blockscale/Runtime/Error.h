@@ -1,5 +1,9 @@
 //===- Error.h - typed errors of the runtime and the JIT --------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Every failure the runtime, the JIT and the C API report is a
 // blockscale::Error carrying a category (ErrorCode) and the message the user
 // reads: what was expected, what was found, and the fix. The C API maps the

@@ -1,4 +1,10 @@
 //===- Gemm.h - descriptions and arguments of GEMMs and casts ---*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_RUNTIME_GEMM_H
 #define BLOCKSCALE_RUNTIME_GEMM_H
 

@@ -1,5 +1,9 @@
 //===- KernelCache.h - on-disk cache of compiled kernels --------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Entries are keyed by a 128-bit hash of everything that determines the
 // binary: generated source, every embedded template header, NVRTC version,
 // flags and target architecture. Writes go to a unique temporary file that is

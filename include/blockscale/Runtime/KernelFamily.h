@@ -1,5 +1,9 @@
 //===- KernelFamily.h - one description per kernel family ------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Everything the layers above need to know about a family of kernels (the
 // GEMMs, the casts, and later the grouped GEMMs), in one place: its
 // description (Desc, validated can_implement-style with messages that say

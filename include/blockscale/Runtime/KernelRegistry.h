@@ -1,4 +1,10 @@
 //===- KernelRegistry.h - compiled kernels by cache key ---------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_RUNTIME_KERNELREGISTRY_H
 #define BLOCKSCALE_RUNTIME_KERNELREGISTRY_H
 

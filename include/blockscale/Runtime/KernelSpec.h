@@ -1,5 +1,9 @@
 //===- KernelSpec.h - what a generated kernel is ----------------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Plain data shared by the emitter (which writes it into the generated
 // source as a `// blockscale-spec:` line), the runtime (which launches from
 // it without MLIR) and the C API.

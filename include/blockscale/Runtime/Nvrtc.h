@@ -1,4 +1,10 @@
 //===- Nvrtc.h - run-time CUDA compilation ----------------------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_RUNTIME_NVRTC_H
 #define BLOCKSCALE_RUNTIME_NVRTC_H
 

@@ -1,5 +1,9 @@
 //===- Runtime.h - compiled kernels, cache and launches ---------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The launch side of blockscale. Nothing here needs MLIR: a kernel is a
 // generated CUDA source (see blockscale/JIT/Jit.h for where sources come
 // from) compiled by NVRTC once, cached in memory and on disk, loaded into each

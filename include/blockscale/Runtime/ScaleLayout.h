@@ -1,5 +1,9 @@
 //===- ScaleLayout.h - where the kernels read decode scales -----*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The one rule for the physical layout of blockwise decode scales, used by
 // --blockscale-pad-scales (which writes it into the IR), the runtime's
 // launch defaults and casts, the C API and the Python package (through the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Sharded-vs-unsharded parity of an FP8 (blockscale) ToyModel FFN.
 
 Run with torchrun, one process per GPU:

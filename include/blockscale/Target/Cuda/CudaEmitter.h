@@ -1,5 +1,9 @@
 //===- CudaEmitter.h - blockscale ops to CUDA sources -----------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The emitter writes a small CUDA translation unit per kernel: the spec line
 // the runtime reads, the operand-type macro, an include of the kernel
 // template family, and an extern "C" __global__ that instantiates it with the

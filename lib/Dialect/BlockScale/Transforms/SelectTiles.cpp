@@ -1,4 +1,10 @@
 //===- SelectTiles.cpp - choose kernel tile configurations ------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
 #include "blockscale/Dialect/BlockScale/Transforms/TileModel.h"

@@ -1,5 +1,9 @@
 //===- ShardGuard.cpp - shardings the upstream passes can take --*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // --blockscale-check-shardings: the upstream `sharding-propagation` and
 // `shard-partition` passes assume more than the shard dialect's verifiers
 // check, and crash, divide by zero or compute wrong local shapes otherwise

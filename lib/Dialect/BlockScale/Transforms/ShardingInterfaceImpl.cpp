@@ -1,5 +1,9 @@
 //===- ShardingInterfaceImpl.cpp - blockscale ops and shard -----*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Sharding of the blockscale ops for the upstream `sharding-propagation` and
 // `shard-partition` passes.
 //

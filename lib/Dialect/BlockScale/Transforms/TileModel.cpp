@@ -1,5 +1,9 @@
 //===- TileModel.cpp - analytic tile-configuration model --------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // See docs/TileSelection.md for the derivation of every term.
 //
 //===----------------------------------------------------------------------===//

@@ -1,4 +1,10 @@
 //===- BlockScale.h - blockscale dialect ------------------------*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_DIALECT_BLOCKSCALE_IR_BLOCKSCALE_H
 #define BLOCKSCALE_DIALECT_BLOCKSCALE_IR_BLOCKSCALE_H
 

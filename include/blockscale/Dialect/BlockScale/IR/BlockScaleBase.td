@@ -1,5 +1,9 @@
 //===- BlockScaleBase.td - blockscale dialect definition ---*- tablegen -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The `blockscale` dialect: blockwise-scaled FP8 quantization and matrix
 // multiplication in the DeepSeek-V3 recipe, as consumed by Hopper kernels.
 //

@@ -1,4 +1,10 @@
 //===- Passes.td - blockscale transformation passes --------*- tablegen -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_PASSES_TD
 #define BLOCKSCALE_DIALECT_BLOCKSCALE_TRANSFORMS_PASSES_TD

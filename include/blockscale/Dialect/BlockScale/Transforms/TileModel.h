@@ -1,5 +1,9 @@
 //===- TileModel.h - analytic tile-configuration model ----------*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Plain C++ (no MLIR): used by --blockscale-select-tiles and by the bench to
 // print what the model predicted next to what was measured.
 //

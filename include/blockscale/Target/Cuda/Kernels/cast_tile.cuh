@@ -1,5 +1,9 @@
 //===- cast_tile.cuh - FP8 cast of one 128x128 tile --------------*- CUDA -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // 256 workers cast a 128x128 tile of a row-major input to FP8 with one f32
 // decode scale per BR x BC block (1x128, 128x1 or 128x128, always aligned
 // to the tile), writing the result in the same order or transposed, so that

@@ -1,5 +1,9 @@
 //===- gemm_config.cuh - compile-time shape of a GEMM kernel -----*- CUDA -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The template parameters of a GEMM kernel and everything derived from them
 // that the tile scheduler, the mainloop, the split-K reductions and the
 // epilogue share: thread roles, register budgets, accumulator fragments and

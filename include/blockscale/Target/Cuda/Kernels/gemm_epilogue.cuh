@@ -1,5 +1,9 @@
 //===- gemm_epilogue.cuh - writing a finished tile ---------------*- CUDA -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The accumulator fragment of m64nN (PTX ISA, "wgmma D matrix fragment"):
 // register 4j + 2h + e of a thread holds row warp * 16 + lane / 4 + 8h,
 // column 8j + 2 * (lane % 4) + e, i.e. rows r0 and r0 + 8, columns c0 and

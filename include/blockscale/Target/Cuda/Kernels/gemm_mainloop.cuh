@@ -1,5 +1,9 @@
 //===- gemm_mainloop.cuh - TMA producer, wgmma and promotion -----*- CUDA -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // The K loop of a blockwise-scaled FP8 GEMM tile, warp-specialized:
 //  * the producer (one thread) streams 128-deep K-slices of A, B and their
 //    scales with TMA into the STAGES-deep ring; with CTA pairs (CLUSTER = 2)

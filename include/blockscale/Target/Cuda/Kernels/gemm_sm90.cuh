@@ -1,5 +1,9 @@
 //===- gemm_sm90.cuh - blockwise-scaled FP8 GEMM for Hopper ------*- CUDA -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // C(M, N) = sum_kb (A[:, kb] @ B[kb, :]) * sA[m, kb] * sB[kb, .]
 //
 // A is (M, K) row-major FP8 with one f32 scale per row per 128-deep K-block.

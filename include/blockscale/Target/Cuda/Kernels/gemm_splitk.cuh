@@ -1,5 +1,9 @@
 //===- gemm_splitk.cuh - summing the K splits of a tile ----------*- CUDA -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Two ways to sum a tile's K splits, each run by the consumer warpgroups
 // after their K loop:
 //  * through a global workspace (GemmParams::splits > 1, any CTAs): every

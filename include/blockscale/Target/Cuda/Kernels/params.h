@@ -1,5 +1,9 @@
 //===- params.h - host/device contract of the kernels -*- C++ -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Included both by host C++ (the runtime, the tile model) and by NVRTC, so it
 // uses no headers and only fixed-size builtin types. The struct is passed by
 // value as a kernel parameter: its layout is the ABI between the two.

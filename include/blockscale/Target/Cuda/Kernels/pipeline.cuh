@@ -1,5 +1,9 @@
 //===- pipeline.cuh - stage rings guarded by mbarriers -----------*- CUDA -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // A producer fills STAGES shared-memory stages in turn and consumers drain
 // them; each stage has a `full` mbarrier (the data landed: TMA transaction
 // bytes or arrivals) and an `empty` one (every consumer is done with it).

@@ -1,5 +1,9 @@
 //===- ptx_sm90.cuh - Hopper PTX building blocks -----------------*- CUDA -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Thin wrappers over the sm_90a instructions the kernels use: mbarrier, TMA
 // (cp.async.bulk.tensor), wgmma and register reconfiguration. Written as
 // inline PTX so that NVRTC needs no include path (compiles stay ~0.2 s).

@@ -1,5 +1,9 @@
 //===- quantize.cuh - persistent blockwise FP8 casts -------------*- CUDA -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // Persistent CTAs walk the 128x128 tiles of the input (tile blockIdx.x +
 // j * gridDim.x on their j-th turn) and cast each one (cast_tile.cuh) from a
 // shared-memory ring of kQuantStages stages (params.h) that TMA fills ahead

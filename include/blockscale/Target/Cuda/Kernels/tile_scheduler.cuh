@@ -1,5 +1,9 @@
 //===- tile_scheduler.cuh - persistent work distribution ---------*- CUDA -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // A GEMM kernel is a persistent grid: each CTA (or cluster) walks work units
 // first, first + stride, ... of one linear sequence, where a unit is one
 // output tile, or one K split of it, for one CTA. The producer thread and

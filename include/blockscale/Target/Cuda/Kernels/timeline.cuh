@@ -1,5 +1,9 @@
 //===- timeline.cuh - per-CTA phase stamps (debug option) --------*- CUDA -*-===//
 //
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
 // With the `timeline` debug option (KernelSpec debug flags; the generated
 // source then defines BS_DEBUG_TIMELINE) a GEMM records, per CTA, clock64 at
 // each phase of bs::timeline::Slot (params.h) and globaltimer at entry and
