@@ -16,7 +16,12 @@
 // and the rest of the kernel reads only the WorkUnit: which tile of C, which
 // rows of A and B (and of their scales) it reads, its K-block range and the
 // split it is. A grouped (mixture-of-experts) scheduler implements the same
-// three calls over its groups.
+// three calls over its groups; its units then also carry the tile's row
+// origin in A and C (each group's rows are tiled on their own, so a tile may
+// end at its group's last row), the row limit the epilogue clips its stores
+// at, and the group's row offset into B and its scales. The sequence must
+// stay the same for every role and every CTA of a cluster, and only move
+// forward, so a scheduler can cache the group it is in.
 //
 //===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_KERNELS_TILE_SCHEDULER_CUH
