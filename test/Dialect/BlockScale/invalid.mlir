@@ -497,3 +497,104 @@ func.func @matmul_splits_huge_k(%a: tensor<128x4611686018427387904xf8E4M3FN>, %a
       : tensor<128x4611686018427387904xf8E4M3FN>, tensor<128x36028797018963968xf32>, tensor<4611686018427387904x16xf8E4M3FN>, tensor<36028797018963968x1xf32> -> tensor<128x16xbf16>
   return
 }
+
+// -----
+
+func.func @grouped_a_rank(%a: tensor<8x192x256xf8E4M3FN>, %as: tensor<8x192x2xf32>,
+                          %b: tensor<8x256x512xf8E4M3FN>, %bs: tensor<8x2x4xf32>, %g: tensor<8xi32>) {
+  // expected-error @+1 {{expected A of rank 2 (M, K) for m_contiguous grouping but got 'tensor<8x192x256xf8E4M3FN>'}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<8xi32>) {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<8x192x256xf8E4M3FN>, tensor<8x192x2xf32>, tensor<8x256x512xf8E4M3FN>, tensor<8x2x4xf32> -> tensor<8x192x512xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_k_mismatch(%a: tensor<?x384xf8E4M3FN>, %as: tensor<?x3xf32>,
+                              %b: tensor<8x256x512xf8E4M3FN>, %bs: tensor<8x2x4xf32>, %g: tensor<8xi32>) {
+  // expected-error @+1 {{expected A with K = 256 columns (B is 8x256x512, G x K x N) but got ?x384}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<8xi32>) {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<?x384xf8E4M3FN>, tensor<?x3xf32>, tensor<8x256x512xf8E4M3FN>, tensor<8x2x4xf32> -> tensor<?x512xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_masked_groups(%a: tensor<4x192x256xf8E4M3FN>, %as: tensor<4x192x2xf32>,
+                                 %b: tensor<8x256x512xf8E4M3FN>, %bs: tensor<8x2x4xf32>, %g: tensor<8xi32>) {
+  // expected-error @+1 {{expected A with G = 8 groups (B is 8x256x512) but got 4x192x256}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<8xi32>) {grouping = #blockscale.grouping<m_masked>}
+      : tensor<4x192x256xf8E4M3FN>, tensor<4x192x2xf32>, tensor<8x256x512xf8E4M3FN>, tensor<8x2x4xf32> -> tensor<4x192x512xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_dynamic_b(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                             %b: tensor<?x256x512xf8E4M3FN>, %bs: tensor<?x2x4xf32>, %g: tensor<?xi32>) {
+  // expected-error @+1 {{expected B with static G, K and N (one kernel serves every split of the rows) but got ?x256x512}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<?xi32>) {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<?x256x512xf8E4M3FN>, tensor<?x2x4xf32> -> tensor<?x512xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_groups_shape(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                                %b: tensor<8x256x512xf8E4M3FN>, %bs: tensor<8x2x4xf32>, %g: tensor<9xi32>) {
+  // expected-error @+1 {{expected groups of shape 8 (one i32 per group: its rows' end offset) but got 9}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<9xi32>) {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<8x256x512xf8E4M3FN>, tensor<8x2x4xf32> -> tensor<?x512xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_groups_type(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                               %b: tensor<8x256x512xf8E4M3FN>, %bs: tensor<8x2x4xf32>, %g: tensor<8xi64>) {
+  // expected-error @+1 {{operand #4 must be 1D tensor of 32-bit signless integer values}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<8xi64>) {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<8x256x512xf8E4M3FN>, tensor<8x2x4xf32> -> tensor<?x512xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_a_scales(%a: tensor<8x192x300xf8E4M3FN>, %as: tensor<8x192x2xf32>,
+                            %b: tensor<8x300x512xf8E4M3FN>, %bs: tensor<8x3x4xf32>, %g: tensor<8xi32>) {
+  // expected-error @+1 {{expected A scales of shape 8x192x3 (1x128 blocks of 8x192x300) but got 8x192x2}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<8xi32>) {grouping = #blockscale.grouping<m_masked>}
+      : tensor<8x192x300xf8E4M3FN>, tensor<8x192x2xf32>, tensor<8x300x512xf8E4M3FN>, tensor<8x3x4xf32> -> tensor<8x192x512xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_b_scales(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                            %b: tensor<8x256x520xf8E4M3FN>, %bs: tensor<8x2x4xf32>, %g: tensor<8xi32>) {
+  // expected-error @+1 {{expected B scales of shape 8x2x5 (128x128 blocks of each group's K x N) but got 8x2x4}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<8xi32>) {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<8x256x520xf8E4M3FN>, tensor<8x2x4xf32> -> tensor<?x520xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_result(%a: tensor<8x192x256xf8E4M3FN>, %as: tensor<8x192x2xf32>,
+                          %b: tensor<8x256x512xf8E4M3FN>, %bs: tensor<8x2x4xf32>, %g: tensor<8xi32>) {
+  // expected-error @+1 {{expected result shape 8x192x512 but got 'tensor<1536x512xbf16>'}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<8xi32>) {grouping = #blockscale.grouping<m_masked>}
+      : tensor<8x192x256xf8E4M3FN>, tensor<8x192x2xf32>, tensor<8x256x512xf8E4M3FN>, tensor<8x2x4xf32> -> tensor<1536x512xbf16>
+  return
+}
+
+// -----
+
+func.func @grouped_split_k(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                           %b: tensor<8x256x512xf8E4M3FN>, %bs: tensor<8x2x4xf32>, %g: tensor<8xi32>) {
+  // expected-error @+1 {{expected a tile without split-K (splits = 1, ksplit = 1) for a grouped matmul but got #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 6, cluster = 1, swizzle = 128, splits = 2, raster = 8>}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<8xi32>) {grouping = #blockscale.grouping<m_contiguous>,
+         tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 6, cluster = 1, swizzle = 128, splits = 2, raster = 8>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<8x256x512xf8E4M3FN>, tensor<8x2x4xf32> -> tensor<?x512xbf16>
+  return
+}

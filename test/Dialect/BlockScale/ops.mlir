@@ -94,3 +94,24 @@ func.func @attrs() attributes {test.attrs = [#blockscale.form<dgrad>, #blockscal
     #blockscale.tile<bm = 64, bn = 16, bk = 128, stages = 8, cluster = 2, swizzle = 128, splits = 4, raster = 1>]} {
   return
 }
+
+// CHECK-LABEL: func.func @grouped_matmul_forms
+func.func @grouped_matmul_forms(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf32>,
+                                %b: tensor<8x7168x4096xf8E4M3FN>, %bs: tensor<8x56x32xf32>,
+                                %offs: tensor<8xi32>,
+                                %am: tensor<8x192x7168xf8E4M3FN>, %ams: tensor<8x192x56xf32>)
+    -> (tensor<?x4096xbf16>, tensor<8x192x4096xf32>) {
+  // CHECK: blockscale.grouped_matmul %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}] groups(%{{.*}} : tensor<8xi32>) {grouping = #blockscale.grouping<m_contiguous>}
+  // CHECK-SAME: : tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<8x7168x4096xf8E4M3FN>, tensor<8x56x32xf32> -> tensor<?x4096xbf16>
+  %c0 = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%offs : tensor<8xi32>)
+          {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<8x7168x4096xf8E4M3FN>, tensor<8x56x32xf32> -> tensor<?x4096xbf16>
+  // CHECK: blockscale.grouped_matmul {{.*}} {grouping = #blockscale.grouping<m_masked>, tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 6, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
+  // CHECK-SAME: -> tensor<8x192x4096xf32>
+  %c1 = blockscale.grouped_matmul %am[%ams], %b[%bs] groups(%offs : tensor<8xi32>)
+          {grouping = #blockscale.grouping<m_masked>,
+           tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 6, cluster = 1,
+                                   swizzle = 128, splits = 1, raster = 8>}
+      : tensor<8x192x7168xf8E4M3FN>, tensor<8x192x56xf32>, tensor<8x7168x4096xf8E4M3FN>, tensor<8x56x32xf32> -> tensor<8x192x4096xf32>
+  return %c0, %c1 : tensor<?x4096xbf16>, tensor<8x192x4096xf32>
+}

@@ -315,3 +315,49 @@ func.func @two_bad(%x: tensor<128x100xbf16>, %y: tensor<128x200xbf16>) {
       : tensor<128x200xbf16> -> tensor<128x200xf8E4M3FN>, tensor<128x2xf32>
   return
 }
+
+// -----
+
+// A grouped matmul in the layouts the kernels read passes unchanged.
+// CHECK-LABEL: func.func @grouped_ok
+// CHECK: blockscale.grouped_matmul
+func.func @grouped_ok(%x: tensor<?x7168xbf16>, %b: tensor<8x7168x4096xf8E4M3FN>, %bs: tensor<8x56x32xf32>,
+                      %g: tensor<8xi32>) -> tensor<?x4096xbf16> {
+  %xq, %xs = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>,
+                                     scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<?x7168xbf16> -> tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>
+  %c = blockscale.grouped_matmul %xq[%xs], %b[%bs] groups(%g : tensor<8xi32>) {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<8x7168x4096xf8E4M3FN>, tensor<8x56x32xf32> -> tensor<?x4096xbf16>
+  return %c : tensor<?x4096xbf16>
+}
+
+// -----
+
+func.func @grouped_b_row_major(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                               %b: tensor<8x256x512xf8E4M3FN>, %bs: tensor<8x2x4xf32>, %g: tensor<8xi32>) -> tensor<?x512xbf16> {
+  // expected-error @+1 {{expected B to be col_major (K-contiguous, i.e. each group's weight as (N, K) row-major) but got row_major; quantize it with layout = #blockscale.layout<col_major>}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<8xi32>) {grouping = #blockscale.grouping<m_contiguous>,
+         b_layout = #blockscale.layout<row_major>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<8x256x512xf8E4M3FN>, tensor<8x2x4xf32> -> tensor<?x512xbf16>
+  return %c : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @grouped_k_tma(%a: tensor<?x200xf8E4M3FN>, %as: tensor<?x2xf32>,
+                         %b: tensor<8x200x512xf8E4M3FN>, %bs: tensor<8x2x4xf32>, %g: tensor<8xi32>) -> tensor<?x512xbf16> {
+  // expected-error @+1 {{expected K to be a multiple of 16 (A's and B's rows of FP8 elements are TMA rows of a multiple of 16 bytes) but got K = 200; pad K to 208}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<8xi32>) {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<?x200xf8E4M3FN>, tensor<?x2xf32>, tensor<8x200x512xf8E4M3FN>, tensor<8x2x4xf32> -> tensor<?x512xbf16>
+  return %c : tensor<?x512xbf16>
+}
+
+// -----
+
+func.func @grouped_n_tma(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
+                         %b: tensor<8x256x100xf8E4M3FN>, %bs: tensor<8x2x1xf32>, %g: tensor<8xi32>) -> tensor<?x100xbf16> {
+  // expected-error @+1 {{expected N to be a multiple of 8 (C's rows of 'bf16' are TMA rows of a multiple of 16 bytes) but got N = 100; pad N to 104}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%g : tensor<8xi32>) {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<8x256x100xf8E4M3FN>, tensor<8x2x1xf32> -> tensor<?x100xbf16>
+  return %c : tensor<?x100xbf16>
+}

@@ -246,5 +246,89 @@ LogicalResult MatmulOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// GroupedMatmulOp
+//===----------------------------------------------------------------------===//
+
+/// ceil(d / 128), dynamic staying dynamic.
+static int64_t kBlocksOf(int64_t d) {
+  return ShapedType::isDynamic(d) ? d : llvm::divideCeil(d, 128);
+}
+
+LogicalResult GroupedMatmulOp::verify() {
+  if (failed(checkTensorBytes(*this)))
+    return failure();
+  bool masked = getGrouping() == Grouping::m_masked;
+  StringRef kind = stringifyGrouping(getGrouping());
+  auto aType = dyn_cast<RankedTensorType>(getA().getType());
+  int64_t aRank = masked ? 3 : 2;
+  if (!aType || aType.getRank() != aRank)
+    return emitOpError() << "expected A of rank " << aRank << " ("
+                         << (masked ? "G, Mmax, K" : "M, K") << ") for "
+                         << kind << " grouping but got " << getA().getType();
+  ArrayRef<int64_t> a = aType.getShape();
+  ArrayRef<int64_t> b = getB().getType().getShape();
+  int64_t g = b[0], k = b[1], n = b[2];
+
+  if (!shapesMatch({k}, {a.back()}))
+    return emitOpError() << "expected A with K = " << shapeToString({k})
+                         << " columns (B is " << shapeToString(b)
+                         << ", G x K x N) but got " << shapeToString(a);
+  if (masked && !shapesMatch({g}, {a[0]}))
+    return emitOpError() << "expected A with G = " << shapeToString({g})
+                         << " groups (B is " << shapeToString(b)
+                         << ") but got " << shapeToString(a);
+  if (ShapedType::isDynamic(g) || ShapedType::isDynamic(k) ||
+      ShapedType::isDynamic(n))
+    return emitOpError() << "expected B with static G, K and N (one "
+                            "kernel serves every split of the rows) but got "
+                         << shapeToString(b);
+  if (g < 1)
+    return emitOpError() << "expected at least one group but got B of shape "
+                         << shapeToString(b);
+
+  ArrayRef<int64_t> groups = getGroups().getType().getShape();
+  if (!shapesMatch({g}, groups))
+    return emitOpError() << "expected groups of shape " << shapeToString({g})
+                         << " (one i32 per group: "
+                         << (masked ? "its valid rows" : "its rows' end offset")
+                         << ") but got " << shapeToString(groups);
+
+  SmallVector<int64_t> expAs(a.begin(), a.end());
+  expAs.back() = kBlocksOf(k);
+  if (failed(checkRankedScale(*this, "A scales", getAScale(), expAs)))
+    return failure();
+  ArrayRef<int64_t> as = getAScale().getType().getShape();
+  if (!shapesMatch(expAs, as))
+    return emitOpError() << "expected A scales of shape "
+                         << shapeToString(expAs) << " (1x128 blocks of "
+                         << shapeToString(a) << ") but got "
+                         << shapeToString(as);
+  SmallVector<int64_t> expBs = {g, kBlocksOf(k), kBlocksOf(n)};
+  if (failed(checkRankedScale(*this, "B scales", getBScale(), expBs)))
+    return failure();
+  ArrayRef<int64_t> bs = getBScale().getType().getShape();
+  if (!shapesMatch(expBs, bs))
+    return emitOpError() << "expected B scales of shape "
+                         << shapeToString(expBs)
+                         << " (128x128 blocks of each group's K x N) but got "
+                         << shapeToString(bs);
+
+  auto cType = dyn_cast<RankedTensorType>(getC().getType());
+  SmallVector<int64_t> expC(a.begin(), a.end());
+  expC.back() = n;
+  if (!cType || !shapesMatch(expC, cType.getShape()))
+    return emitOpError() << "expected result shape " << shapeToString(expC)
+                         << " but got " << getC().getType();
+
+  if (TileConfigAttr tile = getTileAttr()) {
+    if (tile.getSplits() != 1 || tile.getKsplit() != 1)
+      return emitOpError() << "expected a tile without split-K (splits = 1, "
+                              "ksplit = 1) for a grouped matmul but got "
+                           << tile;
+  }
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "blockscale/Dialect/BlockScale/IR/BlockScaleOps.cpp.inc"

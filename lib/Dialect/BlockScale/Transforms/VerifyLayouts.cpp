@@ -209,6 +209,61 @@ static LogicalResult verifyMatmul(MatmulOp op) {
   return success();
 }
 
+static LogicalResult verifyGroupedMatmul(GroupedMatmulOp op) {
+  if (op.getALayout() != Layout::row_major)
+    return op.emitOpError()
+           << "expected A to be row_major (K-contiguous, the only FP8 operand "
+              "order wgmma reads) but got "
+           << stringifyLayout(op.getALayout())
+           << "; quantize it with layout = #blockscale.layout<row_major>";
+  if (op.getBLayout() != Layout::col_major)
+    return op.emitOpError()
+           << "expected B to be col_major (K-contiguous, i.e. each group's "
+              "weight as (N, K) row-major) but got "
+           << stringifyLayout(op.getBLayout())
+           << "; quantize it with layout = #blockscale.layout<col_major>";
+  ArrayRef<int64_t> a = op.getA().getType().getShape();
+  int64_t g = op.getNumGroups(), n = op.getN(), k = op.getK();
+  // B is addressed as one (G * N, K) matrix and A, C as (rows, K), (rows, N)
+  // with every group's rows inside: those row counts are 32-bit too.
+  std::optional<int64_t> bRows = llvm::checkedMul<int64_t>(g, n);
+  if (failed(checkKernelDim(op, "N", n)) || failed(checkKernelDim(op, "K", k)) ||
+      failed(checkKernelDim(op, "G x N", bRows ? *bRows : kMaxKernelDim + 1)))
+    return failure();
+  int64_t aRows = a[0];
+  if (a.size() == 3 && !ShapedType::isDynamic(a[1])) {
+    std::optional<int64_t> rows = llvm::checkedMul<int64_t>(a[0], a[1]);
+    aRows = rows ? *rows : kMaxKernelDim + 1;
+  }
+  if (failed(checkKernelDim(op, "rows of A", aRows)))
+    return failure();
+  // TMA rule: the row strides of A and B (K FP8 elements) and of C (N
+  // elements) are multiples of 16 bytes.
+  Type outT = op.getC().getType().getElementType();
+  if (k % 16 != 0)
+    return op.emitOpError() << "expected K to be a multiple of 16 (A's and "
+                               "B's rows of FP8 elements are TMA rows of a "
+                               "multiple of 16 bytes) but got K = "
+                            << k << "; pad K to " << roundUp(k, 16);
+  int64_t perRow = 16 / elementBytes(outT);
+  if (n % perRow != 0)
+    return op.emitOpError() << "expected N to be a multiple of " << perRow
+                            << " (C's rows of " << outT
+                            << " are TMA rows of a multiple of 16 bytes) but "
+                               "got N = "
+                            << n << "; pad N to " << roundUp(n, perRow);
+  if (auto q = op.getA().getDefiningOp<QuantizeOp>()) {
+    if (q.getRecipe() != ScaleRecipe::blk_1x128 ||
+        q.getLayout() != Layout::row_major)
+      return op.emitOpError()
+             << "expected A quantized with 1x128 blocks in row_major order "
+                "but its quantize uses "
+             << getRecipeDisplayName(q.getRecipe()) << " blocks in "
+             << stringifyLayout(q.getLayout()) << " order";
+  }
+  return success();
+}
+
 static LogicalResult verifyQuantize(QuantizeOp q) {
   if (q.getRecipe() != ScaleRecipe::tensorwise && !q.getScaleLayoutAttr())
     return q.emitOpError()
@@ -243,6 +298,8 @@ LogicalResult mlir::blockscale::verifyKernelLayouts(Operation *root) {
   root->walk([&](Operation *op) {
     if (auto mm = dyn_cast<MatmulOp>(op))
       failedAny |= failed(verifyMatmul(mm));
+    else if (auto gm = dyn_cast<GroupedMatmulOp>(op))
+      failedAny |= failed(verifyGroupedMatmul(gm));
     else if (auto q = dyn_cast<QuantizeOp>(op))
       failedAny |= failed(verifyQuantize(q));
   });

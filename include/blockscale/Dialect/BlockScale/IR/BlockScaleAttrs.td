@@ -36,6 +36,12 @@ def BlockScale_GemmFormAttr
   let assemblyFormat = "`<` $value `>`";
 }
 
+def BlockScale_GroupingAttr
+    : EnumAttr<BlockScale_Dialect, BlockScale_Grouping, "grouping"> {
+  let summary = "Row split of a grouped matmul, e.g. `#blockscale.grouping<m_masked>`";
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def BlockScale_ScaleLayoutAttr : BlockScale_Attr<"ScaleLayout", "scale_layout"> {
   let summary = "Physical layout of a scale tensor";
   let description = [{

@@ -52,4 +52,16 @@ def BlockScale_GemmForm : I32EnumAttr<"GemmForm",
   let genSpecializedAttr = 0;
 }
 
+// How a grouped (mixture-of-experts) matmul's rows are split among the
+// experts. Both forms give every group its own B; they differ in where a
+// group's rows of A and C live and how many there are.
+def BlockScale_Grouping : I32EnumAttr<"Grouping",
+    "how a grouped matmul splits its rows among groups", [
+      I32EnumAttrCase<"m_contiguous", 0>,
+      I32EnumAttrCase<"m_masked", 1>
+    ]> {
+  let cppNamespace = "::mlir::blockscale";
+  let genSpecializedAttr = 0;
+}
+
 #endif // BLOCKSCALE_DIALECT_BLOCKSCALE_IR_ENUMS_TD

@@ -142,4 +142,67 @@ def BlockScale_MatmulOp : BlockScale_Op<"matmul", [Pure]> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// GroupedMatmulOp
+//===----------------------------------------------------------------------===//
+
+def BlockScale_GroupedMatmulOp : BlockScale_Op<"grouped_matmul", [Pure]> {
+  let summary = "Blockwise-scaled FP8 matmul of G groups of rows, each with its own B";
+  let description = [{
+    The routed experts of a mixture-of-experts layer (forward and dgrad):
+    group `g`'s rows of A are multiplied by `B[g]` with the recipe of the
+    dense forward matmul (A `1x128`, every `B[g]` `128x128`, f32
+    accumulation with one promotion per 128-deep K-block), written as bf16
+    or f32. `groups` is a device tensor of G `i32`, read only by the
+    kernel, so no host synchronization is needed:
+
+    | grouping       | A, its scales                 | `groups`                          | C             |
+    |----------------|-------------------------------|-----------------------------------|---------------|
+    | `m_contiguous` | `(M, K)`, `(M, ceil(K/128))`  | cumulative end offsets of the groups' rows (`torch._scaled_grouped_mm`'s `offs`) | `(M, N)` |
+    | `m_masked`     | `(G, Mmax, K)`, `(G, Mmax, ceil(K/128))` | valid rows per group, each at most `Mmax` | `(G, Mmax, N)` |
+
+    B is `(G, K, N)` with scales `(G, ceil(K/128), ceil(N/128))`; its
+    `b_layout` is the physical order of each group's `(K, N)` matrix, as for
+    `blockscale.matmul` (the kernels need `col_major`: K-contiguous). Group
+    sizes are arbitrary (0 and sizes that are not multiples of 128
+    included); rows of C that belong to no group (past the last offset, or
+    past a group's count) are not written. `tile` is filled in by
+    `--blockscale-select-tiles`.
+
+    ```mlir
+    %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%offs : tensor<8xi32>)
+           {grouping = #blockscale.grouping<m_contiguous>}
+        : tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>,
+          tensor<8x7168x4096xf8E4M3FN>, tensor<8x56x32xf32> -> tensor<?x4096xbf16>
+    ```
+  }];
+  let arguments = (ins
+    TensorOf<[F8E4M3FN, F8E5M2]>:$a,
+    BlockScale_ScaleTensor:$a_scale,
+    TensorRankOf<[F8E4M3FN, F8E5M2], [3]>:$b,
+    BlockScale_ScaleTensor:$b_scale,
+    TensorRankOf<[I32], [1]>:$groups,
+    BlockScale_GroupingAttr:$grouping,
+    DefaultValuedAttr<BlockScale_LayoutAttr,
+                      "::mlir::blockscale::Layout::row_major">:$a_layout,
+    DefaultValuedAttr<BlockScale_LayoutAttr,
+                      "::mlir::blockscale::Layout::col_major">:$b_layout,
+    OptionalAttr<BlockScale_TileConfigAttr>:$tile);
+  let results = (outs TensorOf<[BF16, F32]>:$c);
+  let assemblyFormat = [{
+    $a `[` $a_scale `]` `,` $b `[` $b_scale `]`
+    `groups` `(` $groups `:` type($groups) `)`
+    attr-dict `:` type($a) `,` type($a_scale) `,` type($b) `,` type($b_scale)
+    `->` type($c)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Logical sizes; ShapedType::kDynamic when unknown. M is the rows of
+    /// A in total (contiguous) or per group (masked).
+    int64_t getNumGroups() { return getB().getType().getDimSize(0); }
+    int64_t getN() { return getB().getType().getDimSize(2); }
+    int64_t getK() { return getB().getType().getDimSize(1); }
+  }];
+}
+
 #endif // BLOCKSCALE_DIALECT_BLOCKSCALE_IR_OPS_TD
