@@ -3,6 +3,8 @@
 """CPU checks of the benches' pure-Python parts (no torch, no GPU):
 variants and shape parsing, the A/B verdict and tables, the bench_gemm.py
 report. Run: python3 bench/test_bench_cpu.py (or under pytest)."""
+import contextlib
+import io
 import json
 import os
 import sys
@@ -10,6 +12,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import ab  # noqa: E402
+import profile_pair  # noqa: E402
 import results_table as rt  # noqa: E402
 
 
@@ -191,6 +194,46 @@ def test_ab_verdict_and_tables():
     assert table[3] == "| s3 | 137 | — | — |", table[3]
     cast = {"ms": [0.5, 0.4], "copy_ms": [0.45, 0.36], "bytes": 3e9, "copy_bytes": 4e9}
     assert ab.gbs_fmt(cast, 0.4) == " 7500 (67.5 %)" and ab.gbs_fmt(cast, 0.3) == "—"
+
+
+NCU_HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+              '"Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit",'
+              '"Metric Value"')
+
+
+def ncu_csv(rows):
+    """An `ncu --csv --metrics gpu__time_duration.sum` log of (kernel, unit, value) launches."""
+    lines = ["==PROF== Connected to process 1", NCU_HEADER]
+    for i, (k, unit, v) in enumerate(rows):
+        lines.append(f'"{i}","1","python3","h","{k}","1","7","(384, 1, 1)","(132, 1, 1)","0","9.0",'
+                     f'"Command line profiler metrics","gpu__time_duration.sum","{unit}","{v}"')
+    f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+    f.write("\n".join(lines) + "\n")
+    f.close()
+    return f.name
+
+
+def test_profile_durations():
+    bs, dg = "bs_gemm_fwd_e4m3_bf16_bm256_bn128_s3", "void sm90_fp8_gemm_1d2d_impl<0u>"
+    base = ncu_csv([(bs, "usecond", "850"), (bs, "usecond", "852"), (bs, "usecond", "900"),
+                    ("transpose_sf", "usecond", "3"),  # not a GEMM: not counted
+                    (dg, "usecond", "750"), (dg, "msecond", "0.7505"), (dg, "usecond", "751"),
+                    (bs, "usecond", "1,700"), (bs, "usecond", "1,702"), (bs, "usecond", "1,701"),
+                    (dg, "usecond", "1500"), (dg, "usecond", "1500"), (dg, "nsecond", "1500000")])
+    d = profile_pair.durations(base, 3, 2)
+    assert d["blockscale"] == [852.0, 1701.0] and len(d) == 2, d
+    assert abs(d["DeepGEMM"][0] - 750.5) < 1e-9 and d["DeepGEMM"][1] == 1500.0, d
+    raises(profile_pair.durations, base, 3, 3, match="6 blockscale kernels, expected 3 x 3 shapes")
+    new = ncu_csv([(bs, "usecond", "800")] * 3 + [(bs, "usecond", "1600")] * 3)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        profile_pair.summarize("4096x7168x16384,16384x14336x4096", 3, [f"base={base}", f"v1={new}"])
+    lines = out.getvalue().splitlines()
+    assert lines[0] == ("| shape | base (us) | DeepGEMM (us) | v1 (us) | DeepGEMM vs base | v1 vs base |"), lines[0]
+    assert lines[2] == "| fwd 4096x7168x16384 | 852.0 | 750.5 | 800.0 | 1.135 | 1.065 |", lines[2]
+    assert lines[3].endswith("| 1.134 | 1.063 |"), lines[3]
+    for p in (base, new):
+        os.unlink(p)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,10 @@
 #             archive), then bench/bench_quant.py
 #   jit       build/bin/blockscale-bench-jit (JIT latency from a cold cache)
 #   linear    bench/bench_linear.py --graph, bench/bench_inference.py --graph
+#   profile [FILE]
+#             each build of a variants file (bench/ab.py's format; lib= keys only) and
+#             DeepGEMM under ncu at locked base clocks: GEMM kernel durations, i.e. work
+#             per clock cycle without the power cap's clock changes (bench/profile_pair.py)
 #   ab [FILE] [bench/ab.py flags...]
 #             same-process A/B of builds (bench/ab.py; FILE default bench/variants/rebuild.txt),
 #             GEMM targets and casts, two rounds; takes the rest of the line
@@ -162,6 +166,22 @@ v_ab() { # [FILE] [flags]: FILE is a variants file unless it starts with '-'
   run 560 python3 bench/ab.py --variants "$file" --rounds 2 --casts --json "$OUT/ab.json" "$@"
 }
 
+PROFILE_SHAPES=${PROFILE_SHAPES:-fwd:4096x7168x16384,fwd:16384x14336x4096,fwd:4096x2112x7168,fwd:4096x24576x1536,fwd:128x7168x16384,wgrad:14336x4096x16384:f32}
+v_profile() { # [FILE]
+  local file=${1:-bench/variants/rebuild.txt} name rest lib dg="" sums=() calls=3
+  setup_deepgemm
+  while read -r name rest; do
+    case $name in ''|'#'*) continue ;; esac
+    lib=$(sed -n 's/.*lib=\([^ ]*\).*/\1/p' <<< "$rest")
+    run 300 env ${lib:+BLOCKSCALE_LIB=$PWD/$lib} ncu --profile-from-start off --csv \
+      --metrics gpu__time_duration.sum --log-file "$OUT/profile_$name.csv" \
+      python3 bench/profile_pair.py --shape "$PROFILE_SHAPES" --calls $calls $dg || continue
+    sums+=("$name=$OUT/profile_$name.csv")
+    dg=--no-deepgemm  # (DeepGEMM's kernels once, beside the first build)
+  done < "$file"
+  run 60 python3 bench/profile_pair.py --shape "$PROFILE_SHAPES" --calls $calls --summarize "${sums[@]}"
+}
+
 v_multigpu() {
   local RS=build/bin/blockscale-run-sharded ngpu f world a m
   ngpu=$(nvidia-smi -L | wc -l)
@@ -190,7 +210,7 @@ v_multigpu() {
 for v in "$@"; do  # every verb known before any device time is spent
   case $v in
     smoke|sweep|casts|wheel|python|bench|jit|linear|multigpu|all) ;;
-    ab) break ;;
+    ab|profile) break ;;
     *) echo "gpu-check: unknown verb '$v'" >&2; usage >&2; exit 2 ;;
   esac
 done
@@ -204,6 +224,7 @@ while [ $# -gt 0 ]; do
   log "=== $v"
   case $v in
     ab) v_ab "$@"; set -- ;;
+    profile) v_profile "$@"; set -- ;;
     all) v_smoke; v_sweep; v_casts; v_python; v_bench ;;
     *) "v_$v" ;;
   esac
