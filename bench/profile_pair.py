@@ -34,6 +34,8 @@ import results_table as rt  # noqa: E402
 # A library's GEMM kernels, by name: anything else they launch (layout
 # transforms of scales, casts) is not counted.
 KERNELS = {"blockscale": "bs_gemm", "DeepGEMM": "fp8_gemm"}
+# (ncu writes the short units; older versions spelled them out)
+UNITS = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}
 
 
 def durations(path, calls, nshapes):
@@ -44,7 +46,7 @@ def durations(path, calls, nshapes):
         lines = [ln for ln in f if ln.startswith('"')]  # ncu's own messages are not CSV
     for r in csv.DictReader(lines):
         if r.get("Metric Name") == "gpu__time_duration.sum":
-            scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}[r["Metric Unit"]]
+            scale = UNITS[r["Metric Unit"]]
             rows.append((r["Kernel Name"], float(r["Metric Value"].replace(",", "")) * scale))
     out = {}
     for lib, key in KERNELS.items():

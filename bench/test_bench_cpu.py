@@ -218,8 +218,8 @@ def test_profile_durations():
     base = ncu_csv([(bs, "usecond", "850"), (bs, "usecond", "852"), (bs, "usecond", "900"),
                     ("transpose_sf", "usecond", "3"),  # not a GEMM: not counted
                     (dg, "usecond", "750"), (dg, "msecond", "0.7505"), (dg, "usecond", "751"),
-                    (bs, "usecond", "1,700"), (bs, "usecond", "1,702"), (bs, "usecond", "1,701"),
-                    (dg, "usecond", "1500"), (dg, "usecond", "1500"), (dg, "nsecond", "1500000")])
+                    (bs, "ns", "1,700,000"), (bs, "usecond", "1,702"), (bs, "usecond", "1,701"),
+                    (dg, "us", "1500"), (dg, "us", "1,500"), (dg, "nsecond", "1500000")])
     d = profile_pair.durations(base, 3, 2)
     assert d["blockscale"] == [852.0, 1701.0] and len(d) == 2, d
     assert abs(d["DeepGEMM"][0] - 750.5) < 1e-9 and d["DeepGEMM"][1] == 1500.0, d
