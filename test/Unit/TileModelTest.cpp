@@ -141,6 +141,37 @@ TEST(TileModel, WavesWhereTheH200MeasuredThemFaster) {
   }
 }
 
+// One-warpgroup tiles (bm = 64) where they cover all of M, against the
+// planner's earlier bm = 128 choice, timed side by side
+// (bench/variants/small-m.txt): 64x7168x2048 at bm = 64, bn = 64 ran
+// 363 TFLOP/s against 211 at bm = 128, bn = 64; 64x4096x7168 398 at bm = 64,
+// bn = 64 in 2 splits; at M = 128 the bm = 128 tiles stayed faster
+// (783 against 641 at 128x7168x16384, 453 against 433 at 128x2112x7168).
+TEST(TileModel, OneWarpgroupTilesWhereTheyCoverM) {
+  DeviceModel d;
+  struct Case {
+    GemmProblem p;
+    int bm, bn, splits;
+  } cases[] = {
+      {{64, 7168, 2048, false, 2, false}, 64, 64, 1},
+      {{32, 7168, 2048, false, 2, false}, 64, 64, 1},
+      {{64, 4096, 7168, false, 2, false}, 64, 64, 2},
+      {{64, 7168, 16384, false, 2, false}, 64, 112, 2},
+      {{64, 24576, 1536, false, 2, false}, 64, 192, 1},
+      {{128, 7168, 16384, false, 2, false}, 128, 112, 2},
+      {{128, 2112, 7168, false, 2, false}, 128, 80, 4},
+  };
+  for (const Case &c : cases) {
+    TileChoice t = selectTile(c.p, d);
+    EXPECT_EQ(t.bm, c.bm) << c.p.m << "x" << c.p.n << "x" << c.p.k << ": "
+                          << t.str();
+    EXPECT_EQ(t.bn, c.bn) << c.p.m << "x" << c.p.n << "x" << c.p.k << ": "
+                          << t.str();
+    EXPECT_EQ(t.splits, c.splits) << c.p.m << "x" << c.p.n << "x" << c.p.k
+                                  << ": " << t.str();
+  }
+}
+
 // bm = 256 tiles in CTA pairs sharing A (cluster = 2) against the same tile
 // alone, after the compact wgmma issue:
 // faster with K >= 4096, slower at K <= 2048 (4096x24576x1536 0.297 against

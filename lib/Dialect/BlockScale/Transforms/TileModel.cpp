@@ -186,7 +186,19 @@ double blockscale::estimateSeconds(const GemmProblem &p, const DeviceModel &d,
       kbClk *= 0.967;
   } else if (c.bm == 128)
     kbClk = c.bn <= 128 && c.cluster == 1 ? pipelined128 : 500.0 + 3.44 * c.bn;
+  else if (p.m <= 64)
+    // One warpgroup's 64 rows cover all of M: about half a bm = 128 CTA's
+    // K-block (which spends one of its two warpgroups on rows past M).
+    // Fitted on the H200 to forced bm = 64, bn = 32..128 tiles timed beside
+    // the planner's on eight shapes with M = 32..128 (bench/variants/
+    // small-m.txt): 64x7168x2048 ran 363 TFLOP/s at bm = 64, bn = 64
+    // against 211 at bm = 128, bn = 64.
+    kbClk = 125.0 + 3.0 * c.bn;
   else
+    // With M > 64 a bm = 64 grid streams every B panel once per 64 rows
+    // (through L2, which the model does not count): the planner's bm = 128
+    // tiles beat the forced bm = 64 ones by 4-45 % at M = 128 in the same
+    // runs, so this older, higher fit stays there.
     kbClk = 760.0 + 0.7 * c.bn;
   // Epilogue (registers -> swizzled smem -> TMA store) stalls the math
   // warps; the pipeline refills at the start of every CTA.
