@@ -126,8 +126,13 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   int64_t perGroup = d.mPerGroupHint;
   if (perGroup == 0)
     perGroup = d.grouping == Grouping::Masked ? d.mMax : 4096;
-  // Small groups waste most of a 128-row tile past their last row.
-  int bm = perGroup <= 64 ? 64 : 128, bn = 128, stages = 0;
+  // Small groups waste most of a 128-row tile past their last row; large
+  // ones load each K-block of B once per 256 rows (two waves) where the
+  // bf16 staging leaves room for a 3-deep ring (f32 leaves one stage).
+  int bm = perGroup <= 64                               ? 64
+           : perGroup >= 2048 && d.out == DType::BF16 ? 256
+                                                        : 128;
+  int bn = 128, stages = 0;
   if (!d.forceTile.empty()) {
     llvm::SmallVector<llvm::StringRef> items;
     llvm::StringRef(d.forceTile).split(items, ',', -1, false);

@@ -71,7 +71,14 @@ TEST(GroupedCAPI, SourceWithoutGpu) {
   ASSERT_EQ(bs_grouped_gemm_source(&d, buf.data(), buf.size(), nullptr), BS_SUCCESS);
   std::string src(buf.data());
   EXPECT_TRUE(has(src, "kind=grouped")) << src;
-  EXPECT_TRUE(has(src, "bs::GroupedGemmSm90<bs::GemmConfig</*BM=*/128, /*BN=*/128")) << src;
+  // Without a hint groups are planned as 4096 rows: two-wave 256-row tiles.
+  EXPECT_TRUE(has(src, "bs::GroupedGemmSm90<bs::GemmConfig</*BM=*/256, /*BN=*/128")) << src;
+  d.m_per_group_hint = 512;
+  ASSERT_EQ(bs_grouped_gemm_source(&d, nullptr, 0, &need), BS_SUCCESS) << bs_last_error();
+  buf.resize(need);
+  ASSERT_EQ(bs_grouped_gemm_source(&d, buf.data(), buf.size(), nullptr), BS_SUCCESS);
+  src = buf.data();
+  EXPECT_TRUE(has(src, "/*BM=*/128, /*BN=*/128")) << src;
   // Small groups take 64-row tiles.
   d.grouping = BS_GROUPING_MASKED;
   d.m_max = 20;

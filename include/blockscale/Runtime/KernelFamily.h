@@ -104,7 +104,8 @@ struct GroupedGemmFamily {
   static std::string key(const Desc &d) { return d.key(); }
   static const Spec &spec(const KernelSpec &s) { return s.gemm; }
   /// The kernel for a description: forceTile, else the rule (bm by the
-  /// rows per group, bn = 128, as many stages as fit). `numSMs` unused.
+  /// rows per group and the output type, bn = 128, as many stages as fit).
+  /// `numSMs` is unused: the grid is one CTA per SM of the launch's GPU.
   static llvm::Expected<KernelSpec> plan(const Desc &d);
   /// The same rule for a tile chosen elsewhere (the dialect's tile
   /// attribute): checks bm, bn and stages against the kernel template.

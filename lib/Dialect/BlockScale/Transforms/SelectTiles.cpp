@@ -165,8 +165,8 @@ struct SelectTilesPass
 
   /// Grouped matmuls take one tile for every split of their rows (the
   /// runtime's rule, GroupedGemmFamily::plan): bm 64 when groups are
-  /// expected to hold at most 64 rows, else 128; bn 128; as many stages as
-  /// fit. A forced tile may set bm, bn and stages only.
+  /// expected to hold at most 64 rows, 256 from 2048 rows with bf16 output,
+  /// else 128; bn 128; as many stages as fit. A forced tile may set bm, bn and stages only.
   LogicalResult selectGrouped(GroupedMatmulOp op,
                               const ::blockscale::DeviceModel &dev) {
     bool masked = op.getGrouping() == Grouping::m_masked;
@@ -178,8 +178,11 @@ struct SelectTilesPass
                            : a[0] / std::max<int64_t>(groups, 1);
     if (ShapedType::isDynamic(perGroup))
       perGroup = int64_t(mHint);
+    int outBytes = op.getC().getType().getElementType().isF32() ? 4 : 2;
     ::blockscale::TileChoice c;
-    c.bm = perGroup <= 64 ? 64 : 128;
+    c.bm = perGroup <= 64                          ? 64
+           : perGroup >= 2048 && outBytes == 2 ? 256
+                                                   : 128;
     c.bn = 128;
     c.stages = 0;
     if (!force.empty()) {
@@ -204,7 +207,6 @@ struct SelectTilesPass
                 "or 256; bn 16..128 step 16, 144, 160, 192; bn <= 128 with "
                 "bm 256) but got bm="
              << c.bm << ",bn=" << c.bn;
-    int outBytes = op.getC().getType().getElementType().isF32() ? 4 : 2;
     int maxStages =
         bs::gemmMaxStages(c.bm, c.bn, outBytes, false, int(dev.smemBytes));
     if (c.stages == 0)
