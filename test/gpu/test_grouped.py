@@ -221,3 +221,21 @@ def test_validation_messages():
         grouped_mm(aq, as_, bq, bs[:, :1], offs)
     with pytest.raises(ValueError, match="a of shape"):
         grouped_mm(aq[:, :128], as_[:, :1], bq, bs, offs)
+
+
+def test_fakes_match_the_ops():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        aq = torch.empty(300, 512, device="cuda", dtype=FP8)
+        as_ = torch.empty(4, 300, device="cuda").t()
+        bq = torch.empty(4, 256, 512, device="cuda", dtype=FP8)
+        bs = torch.empty(4, 2, 4, device="cuda")
+        offs = torch.empty(4, device="cuda", dtype=torch.int32)
+        out = torch.ops.blockscale.grouped_mm(aq, as_, bq, bs, offs, torch.float32)
+        assert out.shape == (300, 256) and out.dtype == torch.float32
+        am = torch.empty(4, 20, 512, device="cuda", dtype=FP8)
+        ams = torch.empty(4 * 80, device="cuda").as_strided((4, 20, 4), (20, 1, 80))
+        out = torch.ops.blockscale.grouped_mm_masked(am, ams, bq, bs, offs, torch.bfloat16)
+        assert out.shape == (4, 20, 256)
+        with pytest.raises(ValueError, match="offs"):
+            torch.ops.blockscale.grouped_mm(aq, as_, bq, bs, offs.long(), torch.float32)
