@@ -75,6 +75,15 @@ def tflops(rows, N, K, ms):
     return 2.0 * rows * N * K / (ms * 1e-3) / 1e12
 
 
+def dg_m_alignment(dg):
+    """DeepGEMM's per-group M alignment of the contiguous layout."""
+    for owner in (dg, getattr(dg, "utils", None), getattr(dg, "_C", None)):
+        f = getattr(owner, "get_mk_alignment_for_contiguous_layout", None)
+        if f is not None:
+            return f()
+    return 128
+
+
 def contiguous_case(G, tpe, N, K, vary, dg, seed):
     rnd = random.Random(seed)
     sizes = [max(0, int(round(tpe * rnd.uniform(1 - vary, 1 + vary)))) if vary else tpe
@@ -120,7 +129,7 @@ def contiguous_case(G, tpe, N, K, vary, dg, seed):
 
     if dg is not None:
         try:
-            align = dg.get_mk_alignment_for_contiguous_layout()
+            align = dg_m_alignment(dg)
             padded = [-(-s // align) * align for s in sizes]
             Mp = sum(padded)
             a_dg = torch.zeros(Mp, K, device="cuda", dtype=aq.dtype)
