@@ -127,7 +127,7 @@ def _check_a_scale(op, a_scale, want, M):
     if M > 1 and s_strides[0] != 1:
         _fail(op, f"expected a_scale to be M-contiguous (as blockscale.quantize(x, '1x128') "
                   f"writes it) but got strides {tuple(s_strides)}")
-    ldsa = s_strides[1] if want[1] > 1 else 0
+    ldsa = s_strides[1] if want[1] > 1 and M > 0 else 0
     if ldsa and (ldsa < M or ldsa % 4):
         _fail(op, f"expected a_scale's K-block stride to be >= M = {M} and a multiple of 4 "
                   f"(16 bytes, TMA) but got {ldsa}")
