@@ -79,7 +79,8 @@ TEST(GroupedCAPI, SourceWithoutGpu) {
   ASSERT_EQ(bs_grouped_gemm_source(&d, buf.data(), buf.size(), nullptr), BS_SUCCESS);
   src = buf.data();
   EXPECT_TRUE(has(src, "/*BM=*/128, /*BN=*/128")) << src;
-  // Small groups take 64-row tiles.
+  // Small groups take 64-row tiles (masked: planned for mMax rows).
+  d.m_per_group_hint = 0;
   d.grouping = BS_GROUPING_MASKED;
   d.m_max = 20;
   d.out_dtype = BS_DTYPE_F32;
