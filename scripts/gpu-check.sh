@@ -16,6 +16,9 @@
 #   casts     every cast checked bit-exact (layouts, tails, f32 inputs); JOBS at a time
 #   wheel     the wheel in dist/ installed into a scratch folder: python -m blockscale
 #   python    pytest test/gpu
+#   grouped   m-grouped GEMMs: SASS of the grouped kernels, pytest test/gpu/test_grouped.py
+#   gbench    bench/bench_grouped.py (DeepGEMM's grouped kernels beside when .anchors/
+#             holds its archive)
 #   bench     bench/bench_gemm.py, full run (DeepGEMM beside when .anchors/ holds its
 #             archive), then bench/bench_quant.py
 #   jit       build/bin/blockscale-bench-jit (JIT latency from a cold cache)
@@ -137,6 +140,32 @@ v_casts() { run_queued casts test/gpu/cast-cases.txt "$GEN --op quantize --run -
 
 v_python() { run 600 python3 -m pytest -x -q -p no:cacheprovider test/gpu -s; }
 
+# SASS of a grouped kernel (blockscale-gen --op grouped ARGS): QGMMA, no spills.
+grouped_sass() {
+  local tag=$1 cub cod q l; shift
+  cub="$OUT/sass/grouped_$tag.cubin"
+  mkdir -p "$OUT/sass"
+  run 120 "$GEN" --op grouped "$@" --emit cubin -o "$cub" || return
+  cod=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+  "$cod" --dump-sass "$cub" > "${cub%.cubin}.sass" 2>&1
+  q=$(grep -c QGMMA "${cub%.cubin}.sass")
+  l=$(grep -cE '\b(LDL|STL)\b' "${cub%.cubin}.sass")
+  log "SASS grouped $tag: $q QGMMA, $l LDL/STL"
+  [ "$q" -gt 0 ] && [ "$l" = 0 ] || fail "SASS grouped $tag: expected QGMMA and no LDL/STL"
+}
+
+v_grouped() {
+  grouped_sass contiguous --groups 8 --m 4096 --n 4096 --k 7168
+  grouped_sass masked_f32 --groups 32 --grouping masked --m 20 --n 4096 --k 7168 --out-dtype f32
+  grouped_sass bm128 --groups 8 --m 512 --n 4096 --k 7168
+  run 600 python3 -m pytest -x -q -p no:cacheprovider test/gpu/test_grouped.py -s
+}
+
+v_gbench() {
+  setup_deepgemm
+  run 560 python3 bench/bench_grouped.py --json "$OUT/bench_grouped.json"
+}
+
 v_bench() {
   setup_deepgemm
   run 560 python3 bench/bench_gemm.py --json "$OUT/bench_gemm.json"
@@ -209,7 +238,7 @@ v_multigpu() {
 [ $# -gt 0 ] || { usage; exit 2; }
 for v in "$@"; do  # every verb known before any device time is spent
   case $v in
-    smoke|sweep|casts|wheel|python|bench|jit|linear|multigpu|all) ;;
+    smoke|sweep|casts|wheel|python|grouped|gbench|bench|jit|linear|multigpu|all) ;;
     ab|profile) break ;;
     *) echo "gpu-check: unknown verb '$v'" >&2; usage >&2; exit 2 ;;
   esac

@@ -52,6 +52,21 @@ typedef enum { BS_DTYPE_BF16 = 0, BS_DTYPE_F16 = 1, BS_DTYPE_F32 = 2 } bs_dtype_
 
 typedef struct bs_gemm_kernel_s *bs_gemm_kernel_t;
 typedef struct bs_quant_kernel_s *bs_quant_kernel_t;
+typedef struct bs_grouped_gemm_kernel_s *bs_grouped_gemm_kernel_t;
+
+/* m-grouped GEMMs (mixture-of-experts forward / dgrad), C = A @ B[g]^T per
+ * group g with A 1x128 and B[g] 128x128 scales:
+ *   CONTIGUOUS: A (M, K), C (M, N); groups = G cumulative int32 end offsets
+ *               of the groups' rows (torch._scaled_grouped_mm's offs);
+ *   MASKED:     A (G, m_max, K), C (G, m_max, N); groups = G int32 valid
+ *               row counts; rows past a group's count are not written.
+ * A scales (rows, ceil(K/128)) rows-contiguous (rows = M or G * m_max);
+ * B (G, N, K) K-contiguous; B scales (G, ceil(N/128), ceil(K/128)).
+ * The group sizes stay on the device: launches never synchronize. */
+typedef enum {
+  BS_GROUPING_CONTIGUOUS = 0,
+  BS_GROUPING_MASKED = 1
+} bs_grouping_t;
 
 typedef struct {
   int32_t struct_size; /* sizeof(bs_gemm_desc_t), set by bs_gemm_desc_init */
@@ -97,6 +112,30 @@ typedef struct {
   int64_t rows; /* required when dynamic */
   int64_t ldx, ldq, ld_scale; /* 0: dense / default */
 } bs_quant_args_t;
+
+typedef struct {
+  int32_t struct_size; /* set by bs_grouped_gemm_desc_init */
+  bs_grouping_t grouping;
+  int64_t groups;        /* G */
+  int64_t n, k;          /* of one group */
+  int64_t m_max;         /* MASKED: rows per group slot */
+  bs_fp8_t a_type, b_type;
+  bs_dtype_t out_dtype;  /* BF16 or F32 */
+  int64_t m_per_group_hint; /* typical rows per group (0: none) */
+  const char *force_tile;   /* NULL or e.g. "bm=128,bn=128,stages=5" */
+  int32_t num_sms;
+  int32_t debug;            /* BS_DEBUG_HANG */
+} bs_grouped_gemm_desc_t;
+
+typedef struct {
+  int32_t struct_size;
+  const void *a, *a_scale, *b, *b_scale;
+  const int32_t *groups; /* device pointer, G int32 */
+  void *c;
+  int64_t m;    /* CONTIGUOUS: rows of A and C (required); MASKED: -1 */
+  int64_t ldsa; /* 0: round_up(rows, 4) */
+  int64_t sb_stride_g, sb_stride_n, sb_stride_k; /* 0,0,0: contiguous */
+} bs_grouped_gemm_args_t;
 
 BS_API const char *bs_version(void);
 BS_API const char *bs_last_error(void);
@@ -150,6 +189,20 @@ BS_API bs_status_t bs_gemm_source(const bs_gemm_desc_t *desc, char *buf,
                                   size_t len, size_t *needed);
 BS_API bs_status_t bs_quant_source(const bs_quant_desc_t *desc, char *buf,
                                    size_t len, size_t *needed);
+
+BS_API void bs_grouped_gemm_desc_init(bs_grouped_gemm_desc_t *desc);
+BS_API void bs_grouped_gemm_args_init(bs_grouped_gemm_args_t *args);
+BS_API bs_status_t bs_grouped_gemm_kernel_create(
+    const bs_grouped_gemm_desc_t *desc, bs_grouped_gemm_kernel_t *out);
+BS_API void bs_grouped_gemm_kernel_destroy(bs_grouped_gemm_kernel_t kernel);
+BS_API bs_status_t bs_grouped_gemm_launch(bs_grouped_gemm_kernel_t kernel,
+                                          const bs_grouped_gemm_args_t *args,
+                                          void *stream);
+BS_API bs_status_t bs_grouped_gemm_kernel_info(bs_grouped_gemm_kernel_t kernel,
+                                               char *buf, size_t len);
+BS_API bs_status_t bs_grouped_gemm_source(const bs_grouped_gemm_desc_t *desc,
+                                          char *buf, size_t len,
+                                          size_t *needed);
 
 /* Process-wide counters of the kernel registry. */
 BS_API bs_status_t bs_cache_stats(int64_t out[4]); /* mem hits, disk hits,

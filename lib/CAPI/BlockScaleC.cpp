@@ -23,6 +23,9 @@ struct bs_gemm_kernel_s {
 struct bs_quant_kernel_s {
   std::shared_ptr<const QuantKernel> kernel;
 };
+struct bs_grouped_gemm_kernel_s {
+  std::shared_ptr<const GroupedGemmKernel> kernel;
+};
 
 static thread_local std::string lastError;
 
@@ -151,6 +154,53 @@ template <> struct CFamily<QuantFamily> {
   }
 };
 
+template <> struct CFamily<GroupedGemmFamily> {
+  using CDesc = bs_grouped_gemm_desc_t;
+  using CArgs = bs_grouped_gemm_args_t;
+  using Handle = bs_grouped_gemm_kernel_t;
+  static constexpr const char *name = "bs_grouped_gemm";
+
+  static llvm::Error toDesc(const CDesc &in, GroupedGemmDesc &d) {
+    const int32_t gr = rawEnum(in.grouping), at = rawEnum(in.a_type),
+                  bt = rawEnum(in.b_type), out = rawEnum(in.out_dtype);
+    if (gr < 0 || gr > 1 || at < 0 || at > 1 || bt < 0 || bt > 1 || out < 0 ||
+        out > 2)
+      return invalidArgument(llvm::formatv(
+          "bs_grouped_gemm_desc_t: expected grouping 0-1, a_type and b_type "
+          "0-1, out_dtype 0-2 but got {0}, {1}, {2}, {3}",
+          gr, at, bt, out));
+    d.grouping = Grouping(gr);
+    d.groups = in.groups;
+    d.n = in.n;
+    d.k = in.k;
+    d.mMax = in.m_max;
+    d.a = Fp8Type(at);
+    d.b = Fp8Type(bt);
+    d.out = DType(out);
+    d.mPerGroupHint = in.m_per_group_hint;
+    d.forceTile = in.force_tile ? in.force_tile : "";
+    d.numSMs = in.num_sms;
+    d.debug = unsigned(in.debug);
+    return d.validate();
+  }
+
+  static GroupedGemmArgs toArgs(const CArgs &a) {
+    GroupedGemmArgs g;
+    g.a = a.a;
+    g.sa = static_cast<const float *>(a.a_scale);
+    g.b = a.b;
+    g.sb = static_cast<const float *>(a.b_scale);
+    g.groups = a.groups;
+    g.c = a.c;
+    g.m = a.m;
+    g.ldsa = a.ldsa;
+    g.sbStrideG = a.sb_stride_g;
+    g.sbStrideN = a.sb_stride_n;
+    g.sbStrideK = a.sb_stride_k;
+    return g;
+  }
+};
+
 /// The description of a C struct whose struct_size says it is one.
 template <class Family>
 llvm::Expected<typename Family::Desc>
@@ -178,6 +228,11 @@ template <>
 llvm::Expected<std::shared_ptr<const QuantKernel>>
 jitKernel<QuantFamily>(const QuantDesc &d) {
   return getQuantKernel(d);
+}
+template <>
+llvm::Expected<std::shared_ptr<const GroupedGemmKernel>>
+jitKernel<GroupedGemmFamily>(const GroupedGemmDesc &d) {
+  return getGroupedGemmKernel(d);
 }
 
 template <class Family>
@@ -249,6 +304,8 @@ bs_status_t kernelSource(const typename CFamily<Family>::CDesc *desc,
   llvm::Expected<KernelPlan<Family>> plan = [&] {
     if constexpr (std::is_same_v<Family, GemmFamily>)
       return planGemm(*d);
+    else if constexpr (std::is_same_v<Family, GroupedGemmFamily>)
+      return planGroupedGemm(*d);
     else
       return planQuantize(*d);
   }();
@@ -401,6 +458,54 @@ bs_status_t bs_gemm_source(const bs_gemm_desc_t *desc, char *buf, size_t len,
 bs_status_t bs_quant_source(const bs_quant_desc_t *desc, char *buf,
                             size_t len, size_t *needed) {
   return kernelSource<QuantFamily>(desc, buf, len, needed, "bs_quant_source");
+}
+
+void bs_grouped_gemm_desc_init(bs_grouped_gemm_desc_t *d) {
+  if (!d)
+    return;
+  std::memset(d, 0, sizeof(*d));
+  d->struct_size = sizeof(*d);
+  d->grouping = BS_GROUPING_CONTIGUOUS;
+  d->out_dtype = BS_DTYPE_BF16;
+}
+
+void bs_grouped_gemm_args_init(bs_grouped_gemm_args_t *a) {
+  if (!a)
+    return;
+  std::memset(a, 0, sizeof(*a));
+  a->struct_size = sizeof(*a);
+  a->m = -1;
+}
+
+bs_status_t bs_grouped_gemm_kernel_create(const bs_grouped_gemm_desc_t *desc,
+                                          bs_grouped_gemm_kernel_t *out) {
+  return createKernel<GroupedGemmFamily>(desc, out,
+                                         "bs_grouped_gemm_kernel_create");
+}
+
+void bs_grouped_gemm_kernel_destroy(bs_grouped_gemm_kernel_t k) { delete k; }
+
+bs_status_t bs_grouped_gemm_launch(bs_grouped_gemm_kernel_t k,
+                                   const bs_grouped_gemm_args_t *a,
+                                   void *stream) {
+  return launchKernel<GroupedGemmFamily>(k, a, stream,
+                                         "bs_grouped_gemm_launch");
+}
+
+bs_status_t bs_grouped_gemm_kernel_info(bs_grouped_gemm_kernel_t k, char *buf,
+                                        size_t len) {
+  if (!k)
+    return fail("bs_grouped_gemm_kernel_info: the kernel is NULL");
+  std::string launch =
+      llvm::formatv(" raster={0}", k->kernel->launch.raster).str();
+  return copyOut(kernelInfo(*k->kernel->compiled, launch), buf, len, nullptr,
+                 "bs_grouped_gemm_kernel_info");
+}
+
+bs_status_t bs_grouped_gemm_source(const bs_grouped_gemm_desc_t *desc,
+                                   char *buf, size_t len, size_t *needed) {
+  return kernelSource<GroupedGemmFamily>(desc, buf, len, needed,
+                                         "bs_grouped_gemm_source");
 }
 
 bs_status_t bs_cache_stats(int64_t out[4]) {

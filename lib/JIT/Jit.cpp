@@ -230,6 +230,35 @@ llvm::Expected<QuantPlan> blockscale::planQuantize(const QuantDesc &desc) {
   return planKernel<QuantFamily>(desc);
 }
 
+llvm::Expected<GroupedGemmPlan>
+blockscale::planGroupedGemm(const GroupedGemmDesc &desc) {
+  auto spec = GroupedGemmFamily::plan(desc);
+  if (!spec)
+    return spec.takeError();
+  GroupedGemmPlan plan;
+  plan.spec = *spec;
+  plan.source = generateCudaSource(
+      plan.spec,
+      llvm::formatv("blockscale.grouped_matmul {0}: A {1} 1x128, B {2} "
+                    "128x128 per group, C {3}",
+                    desc.grouping == Grouping::Masked ? "m_masked"
+                                                      : "m_contiguous",
+                    toString(desc.a), toString(desc.b), toString(desc.out))
+          .str());
+  return plan;
+}
+
+namespace {
+/// Plans a family's description (through MLIR, except the grouped GEMMs).
+template <class Family>
+llvm::Expected<KernelPlan<Family>> planAny(const typename Family::Desc &d) {
+  if constexpr (std::is_same_v<Family, GroupedGemmFamily>)
+    return planGroupedGemm(d);
+  else
+    return planKernel<Family>(d);
+}
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Description -> kernel, cached
 //===----------------------------------------------------------------------===//
@@ -255,6 +284,7 @@ template <class Family> struct JitCache {
 void blockscale::clearJitMemoryCache() {
   JitCache<GemmFamily>::get().clear();
   JitCache<QuantFamily>::get().clear();
+  JitCache<GroupedGemmFamily>::get().clear();
   ++jitGeneration;
   KernelRegistry::global().clearMemory();
 }
@@ -277,7 +307,7 @@ getKernel(const typename Family::Desc &desc, const JitOptions &options) {
     if (it != cache.kernels.end())
       return it->second;
   }
-  auto plan = planKernel<Family>(desc);
+  auto plan = planAny<Family>(desc);
   if (!plan)
     return plan.takeError();
   auto compiled =
@@ -336,4 +366,10 @@ blockscale::getGemmKernelSlow(const GemmDesc &desc, const JitOptions &options) {
 llvm::Expected<std::shared_ptr<const QuantKernel>>
 blockscale::getQuantKernel(const QuantDesc &desc, const JitOptions &options) {
   return getKernel<QuantFamily>(desc, options);
+}
+
+llvm::Expected<std::shared_ptr<const GroupedGemmKernel>>
+blockscale::getGroupedGemmKernel(const GroupedGemmDesc &desc,
+                                 const JitOptions &options) {
+  return getKernel<GroupedGemmFamily>(desc, options);
 }

@@ -41,6 +41,9 @@ llvm::StringRef blockscale::toString(DType t) {
   }
   return "?";
 }
+llvm::StringRef blockscale::toString(Grouping g) {
+  return g == Grouping::Masked ? "masked" : "contiguous";
+}
 int blockscale::dtypeBytes(DType t) { return t == DType::F32 ? 4 : 2; }
 
 int GemmKernelSpec::smemBytes() const {
@@ -56,11 +59,11 @@ int QuantKernelSpec::smemBytes() const {
 }
 
 int KernelSpec::threads() const {
-  return kind == KernelKind::Gemm ? gemm.threads() : quant.threads();
+  return kind == KernelKind::Quantize ? quant.threads() : gemm.threads();
 }
 
 int KernelSpec::smemBytes() const {
-  return kind == KernelKind::Gemm ? gemm.smemBytes() : quant.smemBytes();
+  return kind == KernelKind::Quantize ? quant.smemBytes() : gemm.smemBytes();
 }
 
 static_assert(DebugHang == bs::kDebugHang && DebugTimeline == bs::kDebugTimeline,
@@ -103,6 +106,13 @@ std::string KernelSpec::serialize() const {
                          toString(gemm.b), toString(gemm.out),
                          gemm.accumulate ? 1 : 0, gemm.bm, gemm.bn,
                          gemm.stages, gemm.cluster, gemm.ksplit)
+               .str() +
+           dbg;
+  if (kind == KernelKind::GroupedGemm)
+    return llvm::formatv("kind=grouped name={0} a={1} b={2} out={3} bm={4} "
+                         "bn={5} stages={6}",
+                         name, toString(gemm.a), toString(gemm.b),
+                         toString(gemm.out), gemm.bm, gemm.bn, gemm.stages)
                .str() +
            dbg;
   return llvm::formatv("kind=quantize name={0} in={1} out={2} br={3} bc={4} "
@@ -218,6 +228,26 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
         return ks.takeError();
       spec.gemm.ksplit = *ks;
     }
+    return spec;
+  }
+  if (*kind == "grouped") {
+    spec.kind = KernelKind::GroupedGemm;
+    auto a = fp8("a"), b = fp8("b");
+    auto out = dtype("out");
+    auto bm = getInt("bm"), bn = getInt("bn"), st = getInt("stages");
+    if (!a || !b || !out || !bm || !bn || !st) {
+      llvm::Error e = llvm::joinErrors(a.takeError(), b.takeError());
+      e = llvm::joinErrors(std::move(e), out.takeError());
+      e = llvm::joinErrors(std::move(e), bm.takeError());
+      e = llvm::joinErrors(std::move(e), bn.takeError());
+      return llvm::joinErrors(std::move(e), st.takeError());
+    }
+    spec.gemm.a = *a;
+    spec.gemm.b = *b;
+    spec.gemm.out = *out;
+    spec.gemm.bm = *bm;
+    spec.gemm.bn = *bn;
+    spec.gemm.stages = *st;
     return spec;
   }
   if (*kind == "quantize") {

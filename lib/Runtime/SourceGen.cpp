@@ -13,8 +13,9 @@
 using namespace blockscale;
 
 std::string blockscale::kernelName(const KernelSpec &s) {
-  std::string name = s.kind == KernelKind::Gemm
-                         ? GemmFamily::kernelName(s.gemm)
+  std::string name = s.kind == KernelKind::Gemm ? GemmFamily::kernelName(s.gemm)
+                     : s.kind == KernelKind::GroupedGemm
+                         ? GroupedGemmFamily::kernelName(s.gemm)
                          : QuantFamily::kernelName(s.quant);
   // A debug build is another binary: another name, so that nothing mistakes
   // one for the other.
@@ -39,6 +40,8 @@ std::string blockscale::generateCudaSource(const KernelSpec &spec,
     os << "#define BS_DEBUG_TIMELINE 1\n";
   if (spec.kind == KernelKind::Gemm)
     GemmFamily::writeInstantiation(spec.gemm, spec.name, os);
+  else if (spec.kind == KernelKind::GroupedGemm)
+    GroupedGemmFamily::writeInstantiation(spec.gemm, spec.name, os);
   else
     QuantFamily::writeInstantiation(spec.quant, spec.name, os);
   return text;

@@ -7,7 +7,9 @@ Layouts (logical shapes; strides are the physical order):
                                                           128x1:   (ceil(K/128), N), N-contiguous
   out      (M, N)  bf16/f32 row-major
 
-``quantize`` returns tensors already in these layouts.
+``quantize`` returns tensors already in these layouts. The mixture-of-experts
+grouped GEMMs (``grouped_mm``, ``grouped_mm_masked``) are in
+``blockscale.grouped``.
 
 Without PyTorch only the C API layer (``blockscale._capi``) and
 ``python -m blockscale --no-torch`` work; the torch APIs then raise an
@@ -19,6 +21,8 @@ from ._device import UnsupportedGPUError
 from ._version import __version__
 
 _TORCH_API = ["quantize", "scaled_mm", "scaled_mm_accumulate", "scale_geometry", "nn",
+              "grouped_mm", "grouped_mm_masked", "quantize_grouped_weight",
+              "quantize_grouped_activation_masked",
               "Float8BlockwiseInferenceLinear", "load_fp8_checkpoint",
               "Float8BlockwiseConfig", "Float8BlockwiseConverter", "quantize_", "dry_run"]
 
@@ -31,6 +35,8 @@ except ImportError as e:  # the C API and the CLI work without torch
 
 if _torch is not None:
     from .ops import quantize, scaled_mm, scaled_mm_accumulate, scale_geometry
+    from .grouped import (grouped_mm, grouped_mm_masked, quantize_grouped_weight,
+                          quantize_grouped_activation_masked)
     from . import sharding as _sharding
     from . import nn
     from .inference import Float8BlockwiseInferenceLinear, load_fp8_checkpoint

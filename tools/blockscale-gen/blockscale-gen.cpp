@@ -7,6 +7,8 @@
 //   blockscale-gen --m 512 --n 2112 --k 7168 --form fwd --emit cuda
 //   blockscale-gen --m 4096 --n 7168 --k 16384 --run         (needs a GPU)
 //   blockscale-gen --op quantize --rows 4096 --cols 7168 --recipe 1x128 --run
+//   blockscale-gen --op grouped --groups 8 --grouping contiguous --m 4096
+//                  --n 4096 --k 7168 --emit cuda
 //   blockscale-gen input.mlir --emit ptx
 //
 // --run uploads random data (quantized on the host with the bit-exact
@@ -49,8 +51,17 @@ static cl::OptionCategory cat("blockscale-gen options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::init(""),
                                       cl::desc("[input.mlir]"), cl::cat(cat));
 static cl::opt<std::string> opKind("op", cl::init("gemm"),
-                                   cl::desc("gemm | quantize (default: gemm)"),
+                                   cl::desc("gemm | quantize | grouped (default: gemm)"),
                                    cl::cat(cat));
+static cl::opt<int64_t>
+    optGroups("groups", cl::init(8),
+              cl::desc("--op grouped: number of groups G (default: 8)"),
+              cl::cat(cat));
+static cl::opt<std::string> optGrouping(
+    "grouping", cl::init("contiguous"),
+    cl::desc("--op grouped: contiguous (--m: typical rows per group) or "
+             "masked (--m: rows per group slot)"),
+    cl::cat(cat));
 static cl::opt<int64_t> optM("m", cl::init(512),
                              cl::desc("M (-1: dynamic; default: 512)"),
                              cl::cat(cat));
@@ -565,6 +576,8 @@ static int handleMlirInput(llvm::raw_ostream &os, unsigned debug) {
       k = mlir::blockscale::emitGemmKernel(mm, debug);
     else if (auto q = llvm::dyn_cast<mlir::blockscale::QuantizeOp>(op))
       k = mlir::blockscale::emitQuantizeKernel(q, debug);
+    else if (auto g = llvm::dyn_cast<mlir::blockscale::GroupedMatmulOp>(op))
+      k = mlir::blockscale::emitGroupedGemmKernel(g, debug);
     else
       return;
     if (mlir::failed(k)) {
@@ -649,8 +662,45 @@ int main(int argc, char **argv) {
       return fail(kernel.takeError());
     return runQuantize(q, **kernel);
   }
+  if (opKind == "grouped") {
+    GroupedGemmDesc g;
+    if (optGrouping == "contiguous")
+      g.grouping = Grouping::Contiguous;
+    else if (optGrouping == "masked")
+      g.grouping = Grouping::Masked;
+    else
+      return fail("--grouping expects contiguous or masked but got " +
+                  optGrouping);
+    if (!parseDType(optOut, g.out))
+      return fail("--out-dtype expects bf16 or f32 but got " + optOut);
+    if (!parseFp8(optAType, g.a) || !parseFp8(optBType, g.b))
+      return fail("--a-type/--b-type expect e4m3 or e5m2");
+    g.groups = optGroups;
+    g.n = optN;
+    g.k = optK;
+    if (g.grouping == Grouping::Masked)
+      g.mMax = optM;
+    else if (optM > 0)
+      g.mPerGroupHint = optM;
+    g.forceTile = optForce;
+    g.numSMs = optSMs;
+    g.debug = *debug;
+    if (optRun)
+      return fail("--run is not available for --op grouped; run the grouped "
+                  "GPU tests (scripts/gpu-check.sh grouped)");
+    auto plan = planGroupedGemm(g);
+    if (!plan)
+      return fail(plan.takeError());
+    if (emit == "mlir")
+      return fail("--emit mlir: --op grouped is planned without a module; "
+                  "use cuda, spec, ptx or cubin");
+    if (int rc = emitPlan(*plan, emit, out.os(), " raster=8"))
+      return rc;
+    out.keep();
+    return 0;
+  }
   if (opKind != "gemm")
-    return fail("--op expects gemm or quantize but got " + opKind);
+    return fail("--op expects gemm, quantize or grouped but got " + opKind);
 
   GemmDesc desc;
   if (optForm == "fwd")

@@ -38,6 +38,7 @@ template <class Family> struct JitKernel {
 };
 using GemmKernel = JitKernel<GemmFamily>;
 using QuantKernel = JitKernel<QuantFamily>;
+using GroupedGemmKernel = JitKernel<GroupedGemmFamily>;
 
 /// Split-K workspace a launch of `m` rows needs (m < 0: the description's).
 inline llvm::Expected<size_t> workspaceBytes(const GemmKernel &k, int64_t m) {
@@ -59,9 +60,14 @@ template <class Family> struct KernelPlan {
 };
 using GemmPlan = KernelPlan<GemmFamily>;
 using QuantPlan = KernelPlan<QuantFamily>;
+using GroupedGemmPlan = KernelPlan<GroupedGemmFamily>;
 
 llvm::Expected<GemmPlan> planGemm(const GemmDesc &desc);
 llvm::Expected<QuantPlan> planQuantize(const QuantDesc &desc);
+/// The grouped kernel of a description: GroupedGemmFamily::plan's tile (the
+/// rule --blockscale-select-tiles applies to a blockscale.grouped_matmul),
+/// no MLIR module (ir stays empty).
+llvm::Expected<GroupedGemmPlan> planGroupedGemm(const GroupedGemmDesc &desc);
 
 llvm::Expected<std::shared_ptr<const GemmKernel>>
 getGemmKernel(const GemmDesc &desc, const JitOptions &options = {});
@@ -70,6 +76,10 @@ llvm::Expected<std::shared_ptr<const GemmKernel>>
 getGemmKernelSlow(const GemmDesc &desc, const JitOptions &options = {});
 llvm::Expected<std::shared_ptr<const QuantKernel>>
 getQuantKernel(const QuantDesc &desc, const JitOptions &options = {});
+
+llvm::Expected<std::shared_ptr<const GroupedGemmKernel>>
+getGroupedGemmKernel(const GroupedGemmDesc &desc,
+                     const JitOptions &options = {});
 
 /// Drops the description -> kernel map (for tests and cold-start benches).
 void clearJitMemoryCache();

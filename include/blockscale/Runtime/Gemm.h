@@ -53,6 +53,45 @@ struct GemmArgs {
   size_t workspaceBytes = 0;
 };
 
+/// An m-grouped GEMM (mixture-of-experts forward and dgrad): G groups of
+/// rows of A, group g multiplied by its own B[g] with the dense forward
+/// recipe (A 1x128, B[g] 128x128). The group sizes are device int32s read
+/// by the kernel (see Grouping and docs/Runtime.md):
+///   contiguous: A (M, K), C (M, N), groups = cumulative end offsets (G);
+///   masked:     A (G, mMax, K), C (G, mMax, N), groups = rows per group.
+/// B is (G, N, K) K-contiguous, its scales (G, ceil(N/128), ceil(K/128)).
+struct GroupedGemmDesc {
+  Grouping grouping = Grouping::Contiguous;
+  int64_t groups = 0;
+  int64_t n = 0, k = 0;
+  int64_t mMax = 0; // masked: rows per group slot (ignored when contiguous)
+  Fp8Type a = Fp8Type::E4M3, b = Fp8Type::E4M3;
+  DType out = DType::BF16;
+  /// Typical rows per group, for the tile choice (masked: mMax if 0).
+  int64_t mPerGroupHint = 0;
+  std::string forceTile; // e.g. "bm=128,bn=128,stages=5"; empty = rule
+  int numSMs = 0;        // 0: the current device's, or kDefaultNumSMs
+  unsigned debug = 0;    // DebugOption flags compiled into the kernel
+
+  std::string key() const;
+  llvm::Error validate() const;
+};
+
+/// Device pointers and run-time sizes of one grouped launch (all dense).
+struct GroupedGemmArgs {
+  const void *a = nullptr;     // (rows, K) FP8 row-major
+  const float *sa = nullptr;   // (rows, ceil(K/128)) rows-contiguous, ldsa
+  const void *b = nullptr;     // (G, N, K) FP8
+  const float *sb = nullptr;   // (G, ceil(N/128), ceil(K/128)), strides below
+  const int32_t *groups = nullptr; // G int32s on the device
+  void *c = nullptr;           // (rows, N) row-major
+  /// Contiguous: M, the rows of A and C (required). Masked: -1 or G * mMax.
+  int64_t m = -1;
+  int64_t ldsa = 0; // 0: round_up(rows, 4)
+  /// Element strides of the B scales; all 0: contiguous (G, Nb, Kb).
+  int64_t sbStrideG = 0, sbStrideN = 0, sbStrideK = 0;
+};
+
 /// A blockwise FP8 cast (see blockscale.quantize).
 struct QuantDesc {
   DType in = DType::BF16;

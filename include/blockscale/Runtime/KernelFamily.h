@@ -5,7 +5,7 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 // Everything the layers above need to know about a family of kernels (the
-// GEMMs, the casts, and later the grouped GEMMs), in one place: its
+// GEMMs, the casts and the grouped GEMMs), in one place: its
 // description (Desc, validated can_implement-style with messages that say
 // what was expected, what was found and the fix) and cache key, the
 // compile-time spec of its kernels, their launch geometry, shared memory and
@@ -86,6 +86,45 @@ struct QuantFamily {
                             const Desc &d, const Args &a, CUstream stream);
 };
 
+/// Launch-time choices of a grouped GEMM: the raster band width (N tiles)
+/// inside a group.
+struct GroupedLaunchConfig {
+  int raster = 8;
+};
+
+struct GroupedGemmFamily {
+  using Desc = GroupedGemmDesc;
+  using Args = GroupedGemmArgs;
+  using Spec = GemmKernelSpec;
+  using LaunchConfig = GroupedLaunchConfig;
+  static constexpr KernelKind kind = KernelKind::GroupedGemm;
+  static constexpr llvm::StringLiteral name = "grouped_gemm";
+
+  static llvm::Error canImplement(const Desc &d) { return d.validate(); }
+  static std::string key(const Desc &d) { return d.key(); }
+  static const Spec &spec(const KernelSpec &s) { return s.gemm; }
+  /// The kernel for a description: forceTile, else the rule (bm by the
+  /// rows per group and the output type, bn = 128, as many stages as fit).
+  /// `numSMs` is unused: the grid is one CTA per SM of the launch's GPU.
+  static llvm::Expected<KernelSpec> plan(const Desc &d);
+  /// The same rule for a tile chosen elsewhere (the dialect's tile
+  /// attribute): checks bm, bn and stages against the kernel template.
+  static llvm::Expected<KernelSpec> specFor(Fp8Type a, Fp8Type b, DType out,
+                                            int bm, int bn, int stages,
+                                            unsigned debug);
+  static std::string kernelName(const Spec &s);
+  static void writeInstantiation(const Spec &s, const std::string &name,
+                                 llvm::raw_ostream &os);
+  static llvm::Expected<size_t> workspaceBytes(const Spec &, const LaunchConfig &,
+                                               int64_t, int64_t, int64_t) {
+    return 0;
+  }
+  /// Checks the arguments against the description and the kernel and
+  /// launches on `stream`; reads no group size on the host.
+  static llvm::Error launch(CompiledKernel &kernel, const LaunchConfig &l,
+                            const Desc &d, const Args &a, CUstream stream);
+};
+
 /// The scales a cast of `rows` rows (the description's when it has them)
 /// writes: their logical shape in the result's frame and physical strides
 /// (ScaleLayout.h), with leading stride ldScale (0: the default).
@@ -107,6 +146,8 @@ std::string generateCudaSource(const KernelSpec &spec,
 template <class F> decltype(auto) withFamily(KernelKind kind, F &&f) {
   if (kind == KernelKind::Quantize)
     return f(QuantFamily{});
+  if (kind == KernelKind::GroupedGemm)
+    return f(GroupedGemmFamily{});
   return f(GemmFamily{});
 }
 

@@ -24,11 +24,14 @@ namespace blockscale {
 enum class GemmForm { Fwd = 0, Dgrad = 1, Wgrad = 2 };
 enum class Fp8Type { E4M3 = 0, E5M2 = 1 };
 enum class DType { BF16 = 0, F16 = 1, F32 = 2 };
-enum class KernelKind { Gemm = 0, Quantize = 1 };
+enum class KernelKind { Gemm = 0, Quantize = 1, GroupedGemm = 2 };
+/// How an m-grouped GEMM splits its rows among groups (GroupedGemmDesc).
+enum class Grouping { Contiguous = 0, Masked = 1 };
 
 llvm::StringRef toString(GemmForm f);
 llvm::StringRef toString(Fp8Type t);
 llvm::StringRef toString(DType t);
+llvm::StringRef toString(Grouping g);
 int dtypeBytes(DType t);
 
 /// Compile-time parameters of a GEMM kernel (its template arguments).
@@ -81,6 +84,8 @@ llvm::Expected<unsigned> parseDebug(llvm::StringRef list);
 struct KernelSpec {
   KernelKind kind = KernelKind::Gemm;
   std::string name; // extern "C" symbol
+  /// GEMMs, and the grouped GEMMs (fwd, 128x128 B scales, no accumulate,
+  /// cluster = ksplit = 1).
   GemmKernelSpec gemm;
   QuantKernelSpec quant;
   unsigned debug = DebugNone; // DebugOption flags

@@ -106,6 +106,48 @@ mlir::blockscale::emitQuantizeKernel(QuantizeOp op, unsigned debug) {
   return k;
 }
 
+FailureOr<EmittedKernel>
+mlir::blockscale::emitGroupedGemmKernel(GroupedMatmulOp op, unsigned debug) {
+  TileConfigAttr tile = op.getTileAttr();
+  if (!tile)
+    return op.emitOpError() << "expected a tile attribute but got none; run "
+                               "--blockscale-select-tiles (or "
+                               "--blockscale-jit-pipeline) first";
+  if (op.getALayout() != Layout::row_major ||
+      op.getBLayout() != Layout::col_major)
+    return op.emitOpError()
+           << "expected row_major A and col_major (K-contiguous) B for the "
+              "grouped kernel but got a_layout = "
+           << stringifyLayout(op.getALayout())
+           << ", b_layout = " << stringifyLayout(op.getBLayout());
+  if (tile.getCluster() != 1 || tile.getSplits() != 1 ||
+      tile.getKsplit() != 1)
+    return op.emitOpError()
+           << "expected a tile with cluster = 1, splits = 1, ksplit = 1 (the "
+              "grouped kernel runs one CTA per tile) but got "
+           << tile;
+  bsrt::Fp8Type at = toRuntimeFp8(op.getA().getType().getElementType());
+  bsrt::Fp8Type bt = toRuntimeFp8(op.getB().getType().getElementType());
+  bsrt::DType out = toRuntimeDType(op.getC().getType().getElementType());
+  auto spec = bsrt::GroupedGemmFamily::specFor(
+      at, bt, out, int(tile.getBm()), int(tile.getBn()),
+      int(tile.getStages()), debug);
+  if (!spec)
+    return op.emitOpError() << llvm::toString(spec.takeError());
+  EmittedKernel k;
+  k.spec = *spec;
+  k.launch.splits = 1;
+  k.launch.raster = int(tile.getRaster());
+  std::string comment =
+      llvm::formatv("blockscale.grouped_matmul {0}: A {1} 1x128, B {2} "
+                    "128x128 per group, C {3}",
+                    stringifyGrouping(op.getGrouping()), bsrt::toString(at),
+                    bsrt::toString(bt), bsrt::toString(out))
+          .str();
+  k.source = bsrt::generateCudaSource(k.spec, comment);
+  return k;
+}
+
 static LogicalResult
 forEachKernel(ModuleOp module,
               function_ref<LogicalResult(const EmittedKernel &)> fn) {
@@ -118,6 +160,8 @@ forEachKernel(ModuleOp module,
       k = emitGemmKernel(mm);
     else if (auto q = dyn_cast<QuantizeOp>(op))
       k = emitQuantizeKernel(q);
+    else if (auto g = dyn_cast<GroupedMatmulOp>(op))
+      k = emitGroupedGemmKernel(g);
     else
       return WalkResult::advance();
     if (failed(k) || failed(fn(*k)))
@@ -134,6 +178,8 @@ LogicalResult mlir::blockscale::translateModuleToCuda(ModuleOp module,
     if (k.spec.kind == bsrt::KernelKind::Gemm)
       os << "// launch: splits=" << k.launch.splits
          << " raster=" << k.launch.raster << "\n";
+    else if (k.spec.kind == bsrt::KernelKind::GroupedGemm)
+      os << "// launch: raster=" << k.launch.raster << "\n";
     return success();
   });
 }

@@ -21,6 +21,7 @@
 namespace mlir::blockscale {
 class MatmulOp;
 class QuantizeOp;
+class GroupedMatmulOp;
 
 struct EmittedKernel {
   ::blockscale::KernelSpec spec;
@@ -37,8 +38,12 @@ struct EmittedKernel {
 /// DebugOption flags compiled into the kernel.
 FailureOr<EmittedKernel> emitGemmKernel(MatmulOp op, unsigned debug = 0);
 FailureOr<EmittedKernel> emitQuantizeKernel(QuantizeOp op, unsigned debug = 0);
+/// The grouped kernel (gemm_grouped.cuh) of a grouped matmul with a tile
+/// attribute; one kernel serves both groupings (they differ at launch).
+FailureOr<EmittedKernel> emitGroupedGemmKernel(GroupedMatmulOp op,
+                                               unsigned debug = 0);
 
-/// Every matmul and quantize op of `module`, in order, one source each,
+/// Every matmul, grouped matmul and quantize op of `module`, in order, one source each,
 /// separated by `// ----- kernel <name>` lines.
 LogicalResult translateModuleToCuda(ModuleOp module, llvm::raw_ostream &os);
 

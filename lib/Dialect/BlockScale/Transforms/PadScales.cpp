@@ -89,6 +89,31 @@ struct PadScalesPass
       op.setBScaleLayoutAttr(settle(op, op.getBScale(), op.getBRecipe(),
                                     /*isA=*/false, op.getBScaleLayoutAttr()));
     });
+    // A grouped matmul reads its A scales as the dense kernels do (through
+    // TMA, rows-contiguous); its 128x128 B scales are scalars read through
+    // strides, any order. It has no layout attributes of its own: the
+    // producing cast must write that layout.
+    getOperation().walk([&](GroupedMatmulOp op) {
+      ScaleLayoutAttr need =
+          getRequiredScaleLayout(ctx, ScaleRecipe::blk_1x128, /*isA=*/true);
+      auto q = op.getAScale().getDefiningOp<QuantizeOp>();
+      if (!q)
+        return;
+      ScaleLayoutAttr prev = q.getScaleLayoutAttr();
+      if (prev && !satisfies(prev, need)) {
+        InFlightDiagnostic diag =
+            op.emitOpError()
+            << "expected A scales laid out as " << need
+            << " (1x128 scales as the grouped kernel reads them) but the "
+               "producing quantize writes "
+            << prev;
+        diag.attachNote(q.getLoc()) << "scales produced here";
+        failed = true;
+        return;
+      }
+      if (!prev)
+        q.setScaleLayoutAttr(need);
+    });
     if (failed)
       return signalPassFailure();
 

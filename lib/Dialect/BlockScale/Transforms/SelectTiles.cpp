@@ -105,6 +105,12 @@ struct SelectTilesPass
       if (failed(selectFor(op, dev)))
         failedAny = true;
     });
+    getOperation().walk([&](GroupedMatmulOp op) {
+      if (op.getTileAttr())
+        return;
+      if (failed(selectGrouped(op, dev)))
+        failedAny = true;
+    });
     if (failedAny)
       signalPassFailure();
   }
@@ -151,6 +157,69 @@ struct SelectTilesPass
         int64_t(c.bn), int64_t(c.bk), int64_t(c.stages), int64_t(c.cluster),
         int64_t(c.swizzle), int64_t(c.splits), int64_t(c.raster),
         int64_t(c.ksplit));
+    if (!attr)
+      return failure();
+    op.setTileAttr(attr);
+    return success();
+  }
+
+  /// Grouped matmuls take one tile for every split of their rows (the
+  /// runtime's rule, GroupedGemmFamily::plan): bm 64 when groups are
+  /// expected to hold at most 64 rows, 256 from 2048 rows with bf16 output,
+  /// else 128; bn 128; as many stages as fit. A forced tile may set bm, bn and stages only.
+  LogicalResult selectGrouped(GroupedMatmulOp op,
+                              const ::blockscale::DeviceModel &dev) {
+    bool masked = op.getGrouping() == Grouping::m_masked;
+    ArrayRef<int64_t> a = op.getA().getType().getShape();
+    int64_t groups = op.getNumGroups();
+    int64_t perGroup = masked ? a[1]
+                       : ShapedType::isDynamic(a[0])
+                           ? int64_t(mHint) / std::max<int64_t>(groups, 1)
+                           : a[0] / std::max<int64_t>(groups, 1);
+    if (ShapedType::isDynamic(perGroup))
+      perGroup = int64_t(mHint);
+    int outBytes = op.getC().getType().getElementType().isF32() ? 4 : 2;
+    ::blockscale::TileChoice c;
+    c.bm = perGroup <= 64                          ? 64
+           : perGroup >= 2048 && outBytes == 2 ? 256
+                                                   : 128;
+    c.bn = 128;
+    c.stages = 0;
+    if (!force.empty()) {
+      std::string error;
+      ::blockscale::TileChoice f = c;
+      if (failed(parseForce(force, f, error)))
+        return op.emitOpError() << error;
+      if (f.splits != 1 || f.ksplit != 1 || f.cluster != 1)
+        return op.emitOpError()
+               << "expected a forced tile for a grouped matmul with bm, bn "
+                  "and stages only (its kernel has no split-K and no "
+                  "clusters) but got '"
+               << force << "'";
+      c.bm = f.bm;
+      c.bn = f.bn;
+      c.stages = f.stages;
+      c.raster = f.raster;
+    }
+    if (!::blockscale::isValidTile(c.bm, c.bn))
+      return op.emitOpError()
+             << "expected a tile the grouped kernel implements (bm 64, 128 "
+                "or 256; bn 16..128 step 16, 144, 160, 192; bn <= 128 with "
+                "bm 256) but got bm="
+             << c.bm << ",bn=" << c.bn;
+    int maxStages =
+        bs::gemmMaxStages(c.bm, c.bn, outBytes, false, int(dev.smemBytes));
+    if (c.stages == 0)
+      c.stages = maxStages;
+    if (c.stages < 1 || c.stages > maxStages)
+      return op.emitOpError()
+             << "expected 1 <= stages <= " << maxStages << " for bm=" << c.bm
+             << ",bn=" << c.bn << " in smem-bytes = " << dev.smemBytes
+             << " but got stages=" << c.stages;
+    auto attr = TileConfigAttr::getChecked(
+        [&] { return op.emitOpError(); }, op.getContext(), int64_t(c.bm),
+        int64_t(c.bn), int64_t(128), int64_t(c.stages), int64_t(1),
+        int64_t(128), int64_t(1), int64_t(c.raster), int64_t(1));
     if (!attr)
       return failure();
     op.setTileAttr(attr);

@@ -86,6 +86,22 @@ struct GemmParams {
   long long ldc;
 };
 
+// An m-grouped GEMM (gemm_grouped.cuh). `gemm` holds the shared sizes: m
+// is the rows of the 2-D views of A and C (M_total, or G * mMax when
+// masked), n and k one group's, tilesN, raster and kBlocks as for a dense
+// GEMM, splits = 1, and sb, sbStrideK, sbStrideN group 0's B scales; c and
+// ldc the output for the epilogue's clipped stores.
+struct GroupedGemmParams {
+  GemmParams gemm;
+  // Contiguous: cumulative end offsets of the groups' rows; masked: valid
+  // rows per group. numGroups int32s in device memory.
+  const int *groups;
+  int numGroups;
+  int masked; // nonzero: group g owns rows [g * mMax, (g + 1) * mMax)
+  int mMax;
+  long long sbStrideG; // B scales of group g start at sb + g * sbStrideG
+};
+
 // Split-K workspace layout: a fixed block of counters first, then the
 // partials. Counters sit at the same addresses whatever the shape, so one
 // zeroed buffer serves launches of any shape (a shape's partials never land

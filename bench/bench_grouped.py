@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""blockscale's m-grouped GEMMs beside DeepGEMM's and a loop of dense GEMMs, one process.
+
+Run on the GPU machine (scripts/gpu-check.sh gbench does, with DeepGEMM set up
+when its archive is in .anchors/):
+  PYTHONPATH=python python3 bench/bench_grouped.py [--quick] [--vary 0.3] [--json F]
+
+Shapes (DeepSeek-V3 routed experts, issue 29):
+  contiguous (G, tokens per expert) in (4, 8192), (8, 4096), (32, 1024) with
+    (N, K) in (6144, 7168), (7168, 3072), (4096, 4096), (4096, 2048);
+  masked (G, Mmax) in (32, 192), (6, 1024), (32, 20) with the same (N, K).
+--vary F draws each contiguous group's size in [1 - F, 1 + F] times the
+tokens per expert (seeded); masked groups hold [0.7, 1] x Mmax valid rows.
+
+Every candidate gets the same FP8 operands (random bf16 quantized by
+blockscale's casts), each in its own layouts:
+  blockscale   grouped_mm / grouped_mm_masked (offsets and counts on the device);
+  DeepGEMM     m_grouped_fp8_gemm_nt_contiguous on A copied into groups padded to
+               its M alignment with a per-row group index (-1 on padding rows),
+               and m_grouped_fp8_gemm_nt_masked with expected_m = Mmax; its
+               scales MN-major as it reads them (copies made outside the timing);
+  dense loop   one blockscale.scaled_mm per group on the group's rows (sizes
+               known on the host).
+Each is checked against an f32 product of the dequantized operands (relative
+Frobenius error per group < 3e-3) before it is timed. Timing follows
+bench_gemm.py: a CUDA graph of ten calls replayed under triton's do_bench
+(L2 flushed, median). The table's "vs DeepGEMM" is DeepGEMM's time over
+blockscale's (above 1: blockscale faster); the last line is its geometric mean.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+import blockscale  # noqa: E402
+from blockscale import _capi  # noqa: E402
+from blockscale.grouped import (grouped_mm, grouped_mm_masked,  # noqa: E402
+                                quantize_grouped_weight, quantize_grouped_activation_masked)
+from blockscale.reference import dequantize  # noqa: E402
+from bench_gemm import bench_graph, import_deepgemm, warm_up  # noqa: E402
+
+TOL = 3e-3
+NK = [(6144, 7168), (7168, 3072), (4096, 4096), (4096, 2048)]
+CONTIGUOUS = [(4, 8192), (8, 4096), (32, 1024)]
+MASKED = [(32, 192), (6, 1024), (32, 20)]
+
+
+def weights(G, N, K, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    w = torch.randn(G, N, K, device="cuda", generator=g).to(torch.bfloat16)
+    return quantize_grouped_weight(w)
+
+
+def relerr(out, ref):
+    return ((out.float() - ref).norm() / ref.norm().clamp(min=1e-30)).item()
+
+
+def check_groups(out_rows, refs):
+    """Worst relative error over the groups; out_rows(i) is group i's output."""
+    worst = 0.0
+    for i, ref in refs:
+        worst = max(worst, relerr(out_rows(i), ref))
+    return worst
+
+
+def tflops(rows, N, K, ms):
+    return 2.0 * rows * N * K / (ms * 1e-3) / 1e12
+
+
+def dg_m_alignment(dg):
+    """DeepGEMM's per-group M alignment of the contiguous layout."""
+    for owner in (dg, getattr(dg, "utils", None), getattr(dg, "_C", None)):
+        f = getattr(owner, "get_mk_alignment_for_contiguous_layout", None)
+        if f is not None:
+            return f()
+    return 128
+
+
+def contiguous_case(G, tpe, N, K, vary, dg, seed):
+    rnd = random.Random(seed)
+    sizes = [max(0, int(round(tpe * rnd.uniform(1 - vary, 1 + vary)))) if vary else tpe
+             for _ in range(G)]
+    M = sum(sizes)
+    x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+    aq, as_ = blockscale.quantize(x, "1x128")
+    bq, bs = weights(G, N, K, seed)
+    starts = [0]
+    for s in sizes:
+        starts.append(starts[-1] + s)
+    offs = torch.tensor(starts[1:], device="cuda", dtype=torch.int32)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a32 = dequantize(aq, as_, "1x128")
+    refs = [(i, a32[starts[i]:starts[i + 1]] @ dequantize(bq[i], bs[i], "128x128").t())
+            for i in range(G) if sizes[i]]
+    del a32
+    row = {"kind": "contiguous", "G": G, "m_per_group": tpe, "rows": M, "N": N, "K": K,
+           "sizes": sizes}
+
+    ours = lambda: grouped_mm(aq, as_, bq, bs, offs)  # noqa: E731
+    res = ours()
+    row["ours_relerr"] = check_groups(lambda i: res[starts[i]:starts[i + 1]], refs)
+    row["ours_ok"] = row["ours_relerr"] < TOL
+    if row["ours_ok"]:
+        row["ours_ms"] = bench_graph(ours)
+
+    def loop():
+        for i in range(G):
+            if sizes[i]:
+                blockscale.scaled_mm(aq[starts[i]:starts[i + 1]], as_[starts[i]:starts[i + 1]],
+                                     bq[i].t(), bs[i].t(), "1x128", "128x128", torch.bfloat16)
+    # (each group's rows start at a multiple of 4 scales for TMA: true for
+    # the issue's sizes; with --vary the loop is skipped when not)
+    if all(s % 4 == 0 for s in starts):
+        outs = [blockscale.scaled_mm(aq[starts[i]:starts[i + 1]], as_[starts[i]:starts[i + 1]],
+                                     bq[i].t(), bs[i].t(), "1x128", "128x128", torch.bfloat16)
+                for i in range(G)]
+        row["loop_relerr"] = max(relerr(outs[i], ref) for i, ref in refs)
+        if row["loop_relerr"] < TOL:
+            row["loop_ms"] = bench_graph(loop)
+        del outs
+
+    if dg is not None:
+        try:
+            align = dg_m_alignment(dg)
+            padded = [-(-s // align) * align for s in sizes]
+            Mp = sum(padded)
+            a_dg = torch.zeros(Mp, K, device="cuda", dtype=aq.dtype)
+            sa_dg = torch.zeros(Mp, as_.shape[1], device="cuda", dtype=torch.float32)
+            layout = torch.full((Mp,), -1, device="cuda", dtype=torch.int32)
+            pstarts = [0]
+            for i, s in enumerate(sizes):
+                p0 = pstarts[-1]
+                a_dg[p0:p0 + s] = aq[starts[i]:starts[i + 1]]
+                sa_dg[p0:p0 + s] = as_[starts[i]:starts[i + 1]]
+                layout[p0:p0 + s] = i
+                pstarts.append(p0 + padded[i])
+            sa_dg = sa_dg.t().contiguous().t()  # MN-major, as its TMA reads it
+            sb_dg = bs.contiguous()              # (G, ceil(N/128), ceil(K/128))
+            d = torch.full((Mp, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            call = lambda: dg.m_grouped_fp8_gemm_nt_contiguous(  # noqa: E731
+                (a_dg, sa_dg), (bq, sb_dg), d, layout)
+            call()
+            torch.cuda.synchronize()
+            row["deepgemm_rows"] = Mp
+            row["deepgemm_relerr"] = check_groups(
+                lambda i: d[pstarts[i]:pstarts[i] + sizes[i]], refs)
+            row["deepgemm_ok"] = row["deepgemm_relerr"] < TOL
+            if row["deepgemm_ok"]:
+                row["deepgemm_ms"] = bench_graph(call)
+        except Exception as e:  # noqa: BLE001  (reported, the row stays)
+            row["deepgemm_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return row
+
+
+def masked_case(G, Mmax, N, K, dg, seed):
+    rnd = random.Random(seed)
+    counts_l = [int(Mmax * rnd.uniform(0.7, 1.0)) for _ in range(G)]
+    x = torch.randn(G, Mmax, K, device="cuda").to(torch.bfloat16)
+    aq, as_ = quantize_grouped_activation_masked(x)
+    bq, bs = weights(G, N, K, seed)
+    counts = torch.tensor(counts_l, device="cuda", dtype=torch.int32)
+    kb = as_.shape[2]
+    as2 = as_.as_strided((G * Mmax, kb), (1, as_.stride(2)), as_.storage_offset())
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a32 = dequantize(aq.reshape(G * Mmax, K), as2, "1x128").view(G, Mmax, K)
+    refs = [(g, a32[g, :c] @ dequantize(bq[g], bs[g], "128x128").t())
+            for g, c in enumerate(counts_l) if c]
+    del a32
+    rows = sum(counts_l)
+    row = {"kind": "masked", "G": G, "m_per_group": Mmax, "rows": rows, "N": N, "K": K,
+           "sizes": counts_l}
+    ours = lambda: grouped_mm_masked(aq, as_, bq, bs, counts)  # noqa: E731
+    res = ours()
+    row["ours_relerr"] = check_groups(lambda g: res[g, :counts_l[g]], refs)
+    row["ours_ok"] = row["ours_relerr"] < TOL
+    if row["ours_ok"]:
+        row["ours_ms"] = bench_graph(ours)
+
+    if Mmax % 4 == 0:
+        def loop():
+            for g, c in enumerate(counts_l):
+                if c:
+                    blockscale.scaled_mm(aq[g, :c], as2[g * Mmax:g * Mmax + c], bq[g].t(),
+                                         bs[g].t(), "1x128", "128x128", torch.bfloat16)
+        outs = {g: blockscale.scaled_mm(aq[g, :c], as2[g * Mmax:g * Mmax + c], bq[g].t(),
+                                        bs[g].t(), "1x128", "128x128", torch.bfloat16)
+                for g, c in enumerate(counts_l) if c}
+        row["loop_relerr"] = max(relerr(outs[g], ref) for g, ref in refs)
+        if row["loop_relerr"] < TOL:
+            row["loop_ms"] = bench_graph(loop)
+
+    if dg is not None:
+        try:
+            sa_dg = as_.transpose(1, 2).contiguous().transpose(1, 2)  # per group MN-major
+            d = torch.full((G, Mmax, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            call = lambda: dg.m_grouped_fp8_gemm_nt_masked(  # noqa: E731
+                (aq, sa_dg), (bq, bs.contiguous()), d, counts, Mmax)
+            call()
+            torch.cuda.synchronize()
+            row["deepgemm_relerr"] = check_groups(lambda g: d[g, :counts_l[g]], refs)
+            row["deepgemm_ok"] = row["deepgemm_relerr"] < TOL
+            if row["deepgemm_ok"]:
+                row["deepgemm_ms"] = bench_graph(call)
+        except Exception as e:  # noqa: BLE001
+            row["deepgemm_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return row
+
+
+def fmt(v, spec):
+    return format(v, spec) if isinstance(v, (int, float)) and not math.isnan(v) else "-"
+
+
+def markdown(rows):
+    lines = ["| grouping | G | M/group | N | K | blockscale ms | TFLOP/s | DeepGEMM ms | "
+             "vs DeepGEMM | dense loop ms | vs loop |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ours = r.get("ours_ms")
+        dgm = r.get("deepgemm_ms")
+        lp = r.get("loop_ms")
+        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            r["kind"], r["G"], r["m_per_group"], r["N"], r["K"],
+            fmt(ours, ".4f"), fmt(tflops(r["rows"], r["N"], r["K"], ours) if ours else None, ".0f"),
+            fmt(dgm, ".4f"), fmt(dgm / ours if ours and dgm else None, ".3f"),
+            fmt(lp, ".4f"), fmt(lp / ours if ours and lp else None, ".3f")))
+    return "\n".join(lines)
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--quick", action="store_true", help="one (N, K) per grouping shape")
+    p.add_argument("--vary", type=float, default=0.0,
+                   help="contiguous group sizes drawn in [1 - F, 1 + F] x tokens per expert")
+    p.add_argument("--no-deepgemm", action="store_true")
+    p.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "bench_grouped.json"))
+    args = p.parse_args()
+    dg = None if args.no_deepgemm else import_deepgemm()
+    dev = torch.cuda.get_device_properties(0)
+    head = {"device": dev.name, "sms": dev.multi_processor_count, "torch": torch.__version__,
+            "blockscale": _capi.version(), "deepgemm": getattr(dg, "__version__", None),
+            "vary": args.vary, "date": time.strftime("%Y-%m-%d")}
+    print(" ".join(f"{k}={v}" for k, v in head.items()), flush=True)
+    warm_up()
+    nk = NK[:1] if args.quick else NK
+    rows = []
+    t0 = time.time()
+    seed = 0
+    for G, tpe in CONTIGUOUS:
+        for N, K in nk:
+            seed += 1
+            rows.append(contiguous_case(G, tpe, N, K, args.vary, dg, seed))
+            print(json.dumps({k: v for k, v in rows[-1].items() if k != "sizes"}), flush=True)
+            torch.cuda.empty_cache()
+    for G, Mmax in MASKED:
+        for N, K in nk:
+            seed += 1
+            rows.append(masked_case(G, Mmax, N, K, dg, seed))
+            print(json.dumps({k: v for k, v in rows[-1].items() if k != "sizes"}), flush=True)
+            torch.cuda.empty_cache()
+    print(f"\n({time.time() - t0:.0f} s)")
+    bad = [r for r in rows if not r.get("ours_ok") or r.get("deepgemm_ok") is False]
+    for r in bad:
+        print(f"WRONG RESULT: {r['kind']} G={r['G']} M={r['m_per_group']} N={r['N']} K={r['K']}: "
+              f"ours relerr {r.get('ours_relerr')}, DeepGEMM relerr {r.get('deepgemm_relerr')}")
+    ratio = geomean([r["deepgemm_ms"] / r["ours_ms"] for r in rows
+                     if r.get("deepgemm_ms") and r.get("ours_ms")])
+    loop_ratio = geomean([r["loop_ms"] / r["ours_ms"] for r in rows
+                          if r.get("loop_ms") and r.get("ours_ms")])
+    table = markdown(rows)
+    print("\n" + table)
+    print(f"\ngrouped geomean vs DeepGEMM: {ratio:.3f}")
+    print(f"grouped geomean vs dense loop: {loop_ratio:.3f}", flush=True)
+    with open(args.json, "w") as f:
+        json.dump({**head, "rows": rows, "geomean_vs_deepgemm": ratio,
+                   "geomean_vs_loop": loop_ratio, "table": table}, f, indent=1)
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

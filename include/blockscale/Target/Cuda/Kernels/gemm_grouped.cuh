@@ -1,0 +1,270 @@
+//===- gemm_grouped.cuh - m-grouped FP8 GEMMs (mixture of experts) *- CUDA -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+// C[rows of g] = A[rows of g] @ B[g]^T for G groups of rows, each with its
+// own (N, K) weight B[g] and its 128x128 scales, the recipe of the dense
+// forward GEMM (gemm_sm90.cuh). Both groupings are one row range per group
+// of a 2-D A (rows, K) and C (rows, N):
+//   contiguous  rows [offs[g - 1], offs[g]) (offs[-1] = 0), rows = M_total;
+//   masked      rows [g * Mmax, g * Mmax + count[g]), rows = G * Mmax.
+// The group sizes live in device memory and are read by the kernel, so a
+// launch needs no host synchronization and can be captured in a graph.
+//
+// Every group's rows are tiled on their own, so a tile starts at its group's
+// first row plus a multiple of BM and may end past the group's last row.
+// Such a tile reads rows of the next group (or TMA's zero fill past the end)
+// and computes garbage there; its epilogue stores only the group's rows,
+// from registers, since a TMA box cannot be clipped at an arbitrary row.
+// Tiles that lie inside their group take the TMA-store epilogue.
+//
+// The work units of all groups form one sequence (group by group, the
+// dense raster order inside a group) which the persistent CTAs walk with a
+// stride, so groups of very different sizes cost what their tiles cost,
+// whatever the split; the only per-group cost is reading two offsets.
+//
+//===----------------------------------------------------------------------===//
+#ifndef BLOCKSCALE_KERNELS_GEMM_GROUPED_CUH
+#define BLOCKSCALE_KERNELS_GEMM_GROUPED_CUH
+
+#include "blockscale/gemm_config.cuh"
+#include "blockscale/gemm_epilogue.cuh"
+#include "blockscale/gemm_mainloop.cuh"
+#include "blockscale/tile_scheduler.cuh"
+
+namespace bs {
+
+// A dense WorkUnit plus where its group puts it (tile_scheduler.cuh): mb is
+// the tile row inside the group, m0 the tile's first row of A and C, mEnd
+// the group's row limit, bRow0 the tile's first row of the (G * N, K) view
+// of B.
+struct GroupedWorkUnit : WorkUnit {
+  int m0, mEnd, bRow0, group;
+};
+
+template <class Cfg> struct GroupedTileScheduler {
+  static constexpr int BM = Cfg::BM, BN = Cfg::BN;
+
+  const GroupedGemmParams &p;
+  int u;            // current unit
+  const int stride; // CTAs of the grid
+  int g = -1;       // group of unit u, once valid() has found it
+  int gFirst = 0;   // its first unit
+  int gUnits = 0;   // its units
+  int gTilesM = 0;  // its tile rows
+  int gRow0 = 0, gRowEnd = 0;
+
+  // Reads nothing from global memory: the kernel constructs it before its
+  // programmatic-launch wait, and the sizes may come from the kernel before.
+  __device__ __forceinline__ GroupedTileScheduler(const GroupedGemmParams &params,
+                                                  int)
+      : p(params), u(static_cast<int>(blockIdx.x)),
+        stride(static_cast<int>(gridDim.x)) {}
+
+  // Rows [r0, r1) of group i, clipped to the rows of A and C (a malformed
+  // offset makes a group empty or shorter, never a store out of bounds).
+  __device__ __forceinline__ void rowsOf(int i, int &r0, int &r1) const {
+    const int rows = p.gemm.m;
+    if (p.masked) {
+      r0 = i * p.mMax;
+      const int c = __ldg(p.groups + i);
+      r1 = r0 + min(max(c, 0), p.mMax);
+    } else {
+      r0 = i == 0 ? 0 : __ldg(p.groups + i - 1);
+      r1 = __ldg(p.groups + i);
+      r0 = min(max(r0, 0), rows);
+      r1 = min(max(r1, r0), rows);
+    }
+  }
+
+  // Moves to the group of unit u (forward only: u never decreases).
+  __device__ __forceinline__ bool valid() {
+    while (u >= gFirst + gUnits) {
+      if (g + 1 >= p.numGroups)
+        return false;
+      gFirst += gUnits;
+      ++g;
+      rowsOf(g, gRow0, gRowEnd);
+      gTilesM = (gRowEnd - gRow0 + BM - 1) / BM;
+      gUnits = gTilesM * p.gemm.tilesN;
+    }
+    return true;
+  }
+  __device__ __forceinline__ void advance() { u += stride; }
+  __device__ __forceinline__ bool first() const {
+    return u == static_cast<int>(blockIdx.x);
+  }
+
+  // Inside a group, the dense raster order: bands of `raster` N tiles.
+  __device__ __forceinline__ GroupedWorkUnit unit() const {
+    GroupedWorkUnit w;
+    const int l = u - gFirst;
+    const int tilesN = p.gemm.tilesN, raster = p.gemm.raster;
+    const int band = l / (raster * gTilesM);
+    const int firstN = band * raster;
+    const int width = min(raster, tilesN - firstN);
+    const int local = l - band * raster * gTilesM;
+    w.mb = local / width;
+    w.nb = firstN + (local - w.mb * width);
+    w.split = 0;
+    w.tile = u;
+    w.kb0 = 0;
+    w.kb1 = p.gemm.kBlocks;
+    w.m0 = gRow0 + w.mb * BM;
+    w.mEnd = gRowEnd;
+    w.bRow0 = g * p.gemm.n + w.nb * BN;
+    w.group = g;
+    return w;
+  }
+};
+
+template <class Cfg> struct GroupedGemmSm90 {
+  static_assert(Cfg::CLUSTER == 1 && Cfg::KSPLIT == 1 && !Cfg::WGRAD &&
+                    !Cfg::ACCUMULATE,
+                "grouped GEMMs: one CTA per tile, 128x128 B scales, C = AB");
+  using Scheduler = GroupedTileScheduler<Cfg>;
+  using Mainloop = GemmMainloop<Cfg>;
+  using Epilogue = GemmEpilogue<Cfg>;
+  static constexpr int kThreads = Cfg::kThreads;
+  static constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK;
+  static constexpr int kConsumers = Cfg::kConsumers, kWaves = Cfg::kWaves,
+                       kWaveRows = Cfg::kWaveRows, kAcc = Cfg::kAcc;
+
+  __device__ static void run(const GroupedGemmParams &p, const TmaDesc &tA,
+                             const TmaDesc &tB, const TmaDesc &tSA,
+                             const TmaDesc &tC) {
+    extern __shared__ __align__(1024) unsigned char smemRaw[];
+    const u32 rawAddr = smemAddr(smemRaw);
+    const u32 base = (rawAddr + 1023u) & ~1023u;
+    unsigned char *smem = smemRaw + (base - rawAddr);
+
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
+    const int tid = threadIdx.x % 128;
+    const Scheduler sched(p, 0);
+
+    gridDepLaunchDependents();
+    if (threadIdx.x == 0) {
+      Mainloop::ring(base).init(1, kConsumers * 4);
+      fenceBarrierInit();
+      tmaPrefetchDesc(tA);
+      tmaPrefetchDesc(tB);
+      tmaPrefetchDesc(tSA);
+      tmaPrefetchDesc(tC);
+    }
+    __syncthreads();
+    // The group sizes are global memory too: read only after this.
+    gridDepWait();
+
+    if (wg == kConsumers) {
+      setMaxNRegDec<Cfg::kProducerRegs>();
+      if (tid == 0)
+        produce(sched, p, base, tA, tB, tSA);
+    } else {
+      setMaxNRegInc<Cfg::kConsumerRegs>();
+      consume(sched, p, base, smem, wg, tid, tC);
+    }
+  }
+
+  __device__ static void produce(Scheduler s, const GroupedGemmParams &p,
+                                 u32 base, const TmaDesc &tA,
+                                 const TmaDesc &tB, const TmaDesc &tSA) {
+    const typename Cfg::Ring r = Mainloop::ring(base);
+    typename Cfg::Pipe st;
+    for (; s.valid(); s.advance()) {
+      const GroupedWorkUnit w = s.unit();
+      for (int kb = w.kb0; kb < w.kb1; ++kb) {
+        r.producerAcquire(st);
+        const int stage = st.index;
+        const u32 full = r.full(stage);
+        mbarArriveExpectTx(full, Cfg::kTxBytes);
+        tmaLoad2d(base + Cfg::kOffA + stage * Cfg::kABytes, tA, full, kb * BK,
+                  w.m0);
+        tmaLoad2d(base + Cfg::kOffB + stage * Cfg::kBBytes, tB, full, kb * BK,
+                  w.bRow0);
+        tmaLoad2d(base + Cfg::kOffSA + stage * BM * 4, tSA, full, w.m0, kb);
+        st.advance();
+      }
+    }
+  }
+
+  // The rows of the tile below mEnd (and columns below N), straight from
+  // the accumulator fragment (gemm_epilogue.cuh has its layout). N is even
+  // and c0 is even, so a column pair is either inside C or outside.
+  __device__ static void storeRows(const GroupedGemmParams &p, int wg, int r0,
+                                   int c0, int m0, int mEnd, int n0,
+                                   const float (&acc)[kWaves][kAcc]) {
+    const int n = p.gemm.n;
+#pragma unroll
+    for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int col = n0 + 8 * j + c0;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = m0 + v * kWaveRows + wg * 64 + r0 + 8 * h;
+          if (row >= mEnd || col >= n)
+            continue;
+          const float x0 = acc[v][4 * j + 2 * h], x1 = acc[v][4 * j + 2 * h + 1];
+          const long long at = static_cast<long long>(row) * p.gemm.ldc + col;
+          if (Cfg::OUT_F32)
+            *reinterpret_cast<float2 *>(static_cast<float *>(p.gemm.c) + at) =
+                make_float2(x0, x1);
+          else
+            *reinterpret_cast<u32 *>(static_cast<unsigned short *>(p.gemm.c) +
+                                     at) = packBf16x2(x0, x1);
+        }
+      }
+  }
+
+  __device__ static void consume(Scheduler s, const GroupedGemmParams &p,
+                                 u32 base, unsigned char *smem, int wg,
+                                 int tid, const TmaDesc &tC) {
+    const int warp = tid / 32, lane = tid % 32;
+    const int r0 = warp * 16 + lane / 4;
+    const int c0 = 2 * (lane % 4);
+    const int nBlocksB = (p.gemm.n + 127) / 128;
+    const u32 cBase = Epilogue::slabBase(base, wg);
+    const float *sSA = reinterpret_cast<const float *>(smem + Cfg::kOffSA);
+
+    float acc[kWaves][kAcc];
+    typename Cfg::Pipe st;
+    const bool turns = Mainloop::takeTurns(p.gemm);
+    if (wg == 1)
+      Mainloop::turnEnd(turns, wg);
+
+    for (; s.valid(); s.advance()) {
+      const GroupedWorkUnit w = s.unit();
+      const int n0 = w.nb * BN;
+      typename Mainloop::TileScales ts =
+          Mainloop::tileScales(p.gemm, n0, nBlocksB);
+      const long long groupOff = static_cast<long long>(w.group) * p.sbStrideG;
+      ts.sb0 += groupOff;
+      ts.sb1 += groupOff;
+
+#pragma unroll
+      for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i)
+          acc[v][i] = 0.f;
+
+      Mainloop::run(p.gemm, base, smem, sSA, wg, r0, c0, lane, 0u, w, ts, acc,
+                    st);
+      if (w.m0 + BM <= w.mEnd)
+        Epilogue::store(cBase, wg, tid, r0, c0, w.m0, n0, acc, tC);
+      else
+        storeRows(p, wg, r0, c0, w.m0, w.mEnd, n0, acc);
+    }
+
+    if (wg == 0)
+      Mainloop::turnBegin(turns, wg);
+    // Shared memory must stay alive until the last TMA store has read it.
+    if (tid == 0)
+      bulkWait0();
+  }
+};
+
+} // namespace bs
+
+#endif // BLOCKSCALE_KERNELS_GEMM_GROUPED_CUH

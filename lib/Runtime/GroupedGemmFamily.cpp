@@ -1,0 +1,372 @@
+//===- GroupedGemmFamily.cpp - the m-grouped GEMM kernel family -*- C++ -*-===//
+//
+// Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
+// See LICENSE for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "LaunchSupport.h"
+#include "blockscale/Runtime/Error.h"
+#include "blockscale/Runtime/Runtime.h"
+#include "blockscale/Target/Cuda/Kernels/params.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+using namespace blockscale;
+using namespace blockscale::detail;
+
+// Every row index the kernel forms is an int.
+static constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
+// A group count the kernel's scan of the offsets handles in one CTA
+// without it dominating: far above any mixture of experts.
+static constexpr int64_t kMaxGroups = 1 << 16;
+
+std::string GroupedGemmDesc::key() const {
+  return llvm::formatv("grouped:{0}:{1}:{2}:{3}:{4}:{5}:{6}:{7}:{8}:{9}:{10}:{11}",
+                       toString(grouping), groups, n, k,
+                       grouping == Grouping::Masked ? mMax : 0, toString(a),
+                       toString(b), toString(out), mPerGroupHint, forceTile,
+                       numSMs, debug)
+      .str();
+}
+
+llvm::Error GroupedGemmDesc::validate() const {
+  if (groups <= 0 || groups > kMaxGroups)
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: expected 0 < groups <= {0} but got groups = {1}",
+        kMaxGroups, groups));
+  if (n <= 0 || k <= 0 || n > kMaxDim || k > kMaxDim)
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: expected 0 < N, K < 2^31 but got N = {0}, K = {1}",
+        n, k));
+  if (groups * n > kMaxDim)
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: the kernel addresses B as (G * N, K) rows and "
+        "expects G * N < 2^31 but got G = {0}, N = {1}; split the groups "
+        "over several launches",
+        groups, n));
+  if (grouping == Grouping::Masked) {
+    if (mMax <= 0 || mMax > kMaxDim / groups)
+      return invalidArgument(llvm::formatv(
+          "GroupedGemmDesc: masked expects 0 < mMax and G * mMax < 2^31 but "
+          "got G = {0}, mMax = {1}",
+          groups, mMax));
+  }
+  if (mPerGroupHint < 0 || mPerGroupHint > kMaxDim)
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: expected 0 <= mPerGroupHint < 2^31 (0: none) but "
+        "got {0}",
+        mPerGroupHint));
+  if (numSMs < 0)
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: expected numSMs >= 0 (0: the GPU's) but got {0}",
+        numSMs));
+  if (debug & ~unsigned(DebugHang))
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: expected debug flags from DebugHang (timeline "
+        "stamps are for dense GEMMs) but got {0}",
+        debug));
+  if (out == DType::F16)
+    return invalidArgument(
+        "GroupedGemmDesc: expected out = bf16 or f32 but got f16");
+  if (k % 16 != 0)
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: expected K to be a multiple of 16 (TMA needs "
+        "16-byte FP8 rows) but got K = {0}; pad K to {1} with zeros",
+        k, (k + 15) / 16 * 16));
+  const int outBytes = dtypeBytes(out);
+  if (n * outBytes % 16 != 0)
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: expected N * {0} bytes to be a multiple of 16 (TMA "
+        "store of C) but got N = {1}; pad N to {2}",
+        outBytes, n,
+        (n + 16 / outBytes - 1) / (16 / outBytes) * (16 / outBytes)));
+  return llvm::Error::success();
+}
+
+llvm::Expected<KernelSpec>
+GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b, DType out, int bm, int bn,
+                           int stages, unsigned debug) {
+  const bool bnOk = bn >= 16 && bn <= 192 && bn % 16 == 0 &&
+                    (bn <= 128 || bn == 144 || bn == 160 || bn == 192) &&
+                    (bm != 256 || bn <= 128);
+  if ((bm != 64 && bm != 128 && bm != 256) || !bnOk)
+    return invalidArgument(llvm::formatv(
+        "grouped GEMM: expected bm in {{64, 128, 256} and bn a multiple of 16 "
+        "up to 128 (or 144, 160, 192; at most 128 with bm = 256) but got "
+        "bm = {0}, bn = {1}",
+        bm, bn));
+  const int maxStages = bs::gemmMaxStages(bm, bn, dtypeBytes(out), false,
+                                          bs::kMaxDynamicSmemBytes);
+  if (stages < 1 || stages > maxStages)
+    return invalidArgument(llvm::formatv(
+        "grouped GEMM: expected 1 <= stages <= {0} for bm = {1}, bn = {2} "
+        "(shared memory) but got stages = {3}",
+        maxStages, bm, bn, stages));
+  KernelSpec s;
+  s.kind = KernelKind::GroupedGemm;
+  s.gemm.a = a;
+  s.gemm.b = b;
+  s.gemm.out = out;
+  s.gemm.bm = bm;
+  s.gemm.bn = bn;
+  s.gemm.stages = stages;
+  s.debug = debug;
+  s.name = blockscale::kernelName(s);
+  return s;
+}
+
+llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
+  if (llvm::Error e = d.validate())
+    return std::move(e);
+  int64_t perGroup = d.mPerGroupHint;
+  if (perGroup == 0)
+    perGroup = d.grouping == Grouping::Masked ? d.mMax : 4096;
+  // Small groups waste most of a 128-row tile past their last row; large
+  // ones load each K-block of B once per 256 rows (two waves) where the
+  // bf16 staging leaves room for a 3-deep ring (f32 leaves one stage).
+  int bm = perGroup <= 64                               ? 64
+           : perGroup >= 2048 && d.out == DType::BF16 ? 256
+                                                        : 128;
+  int bn = 128, stages = 0;
+  if (!d.forceTile.empty()) {
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(d.forceTile).split(items, ',', -1, false);
+    for (llvm::StringRef item : items) {
+      auto [key, value] = item.trim().split('=');
+      int v = 0;
+      bool bad = value.trim().getAsInteger(10, v);
+      int *slot = key == "bm" ? &bm
+                  : key == "bn" ? &bn
+                  : key == "stages" ? &stages
+                                    : nullptr;
+      if (!slot || bad)
+        return invalidArgument(
+            "grouped GEMM: expected forceTile as bm=<int>,bn=<int>,"
+            "stages=<int> (any subset) but got '" +
+            d.forceTile + "'");
+      *slot = v;
+    }
+  }
+  if (stages == 0)
+    stages = std::max(1, bs::gemmMaxStages(bm, bn, dtypeBytes(d.out), false,
+                                           bs::kMaxDynamicSmemBytes));
+  return specFor(d.a, d.b, d.out, bm, bn, stages, d.debug);
+}
+
+std::string GroupedGemmFamily::kernelName(const Spec &g) {
+  return llvm::formatv("bs_grouped_gemm_{0}_{1}_{2}_bm{3}_bn{4}_s{5}",
+                       toString(g.a), toString(g.b), toString(g.out), g.bm,
+                       g.bn, g.stages)
+      .str();
+}
+
+void GroupedGemmFamily::writeInstantiation(const Spec &g,
+                                           const std::string &name,
+                                           llvm::raw_ostream &os) {
+  os << "#define BS_WGMMA_AB \"" << toString(g.a) << "." << toString(g.b)
+     << "\"\n";
+  os << "#include \"blockscale/gemm_grouped.cuh\"\n\n";
+  os << llvm::formatv(
+      "using BsKernel = bs::GroupedGemmSm90<bs::GemmConfig</*BM=*/{0}, "
+      "/*BN=*/{1}, /*STAGES=*/{2}, /*WGRAD=*/false, /*OUT_F32=*/{3}, "
+      "/*ACCUMULATE=*/false>>;\n\n",
+      g.bm, g.bn, g.stages, g.out == DType::F32 ? "true" : "false");
+  os << "extern \"C\" __global__ void __launch_bounds__(BsKernel::kThreads, "
+        "1)\n"
+     << name << "(const __grid_constant__ bs::GroupedGemmParams p,\n"
+     << "    const __grid_constant__ bs::TmaDesc tA,\n"
+     << "    const __grid_constant__ bs::TmaDesc tB,\n"
+     << "    const __grid_constant__ bs::TmaDesc tSA,\n"
+     << "    const __grid_constant__ bs::TmaDesc tC) {\n"
+     << "  BsKernel::run(p, tA, tB, tSA, tC);\n}\n";
+}
+
+llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
+                                      const LaunchConfig &launch,
+                                      const Desc &desc, const Args &a,
+                                      CUstream stream) {
+  const GemmKernelSpec &s = kernel.spec.gemm;
+  if (kernel.spec.kind != KernelKind::GroupedGemm)
+    return invalidArgument("launchGroupedGemm: " + kernel.spec.name +
+                           " is not a grouped GEMM kernel");
+  if (s.out != desc.out || s.a != desc.a || s.b != desc.b)
+    return invalidArgument(llvm::formatv(
+        "launchGroupedGemm: kernel {0} was built for A {1}, B {2}, C {3} but "
+        "the description says A {4}, B {5}, C {6}",
+        kernel.spec.name, toString(s.a), toString(s.b), toString(s.out),
+        toString(desc.a), toString(desc.b), toString(desc.out)));
+  const bool masked = desc.grouping == Grouping::Masked;
+  const int64_t g = desc.groups, n = desc.n, k = desc.k;
+  int64_t rows = a.m;
+  if (masked) {
+    const int64_t slots = g * desc.mMax;
+    if (rows >= 0 && rows != slots)
+      return invalidArgument(llvm::formatv(
+          "launchGroupedGemm: masked A and C have G * mMax = {0} rows but "
+          "GroupedGemmArgs::m = {1}; pass -1 or {0}",
+          slots, rows));
+    rows = slots;
+  } else if (rows < 0 || rows > kMaxDim) {
+    return invalidArgument(llvm::formatv(
+        "launchGroupedGemm: contiguous expects GroupedGemmArgs::m, the rows "
+        "of A and C, in [0, 2^31) but got {0}",
+        rows));
+  }
+
+  struct {
+    const char *name;
+    const void *ptr;
+    bool tma;
+  } ptrs[] = {{"A", a.a, true},          {"A scales", a.sa, true},
+              {"B", a.b, true},          {"B scales", a.sb, false},
+              {"groups", a.groups, false}, {"C", a.c, true}};
+  for (auto &p : ptrs) {
+    if (!p.ptr)
+      return invalidArgument(
+          llvm::formatv("launchGroupedGemm: the {0} pointer is null", p.name));
+    if (p.tma && !aligned16(p.ptr))
+      return invalidArgument(
+          llvm::formatv("launchGroupedGemm: expected the {0} pointer to be "
+                        "16-byte aligned (TMA) but got {1}",
+                        p.name, p.ptr));
+    if (!p.tma && reinterpret_cast<uintptr_t>(p.ptr) % 4)
+      return invalidArgument(llvm::formatv(
+          "launchGroupedGemm: expected the {0} pointer to be 4-byte aligned "
+          "but got {1}",
+          p.name, p.ptr));
+  }
+
+  const int64_t kBlocks = ceilDiv(k, 128), nBlocks = ceilDiv(n, 128);
+  auto sag = scaleGeometry(1, 128, std::max<int64_t>(rows, 1), k, a.ldsa);
+  if (!sag)
+    return withContext(sag.takeError(),
+                       "launchGroupedGemm: A scales (rows, ceil(K/128)) are "
+                       "rows-contiguous: ");
+  const int64_t ldsa = sag->strideCol;
+  int64_t sbG = a.sbStrideG, sbN = a.sbStrideN, sbK = a.sbStrideK;
+  const int64_t kMaxStride = int64_t(1) << 40;
+  if (sbG == 0 && sbN == 0 && sbK == 0) {
+    sbK = 1;
+    sbN = kBlocks;
+    sbG = nBlocks * kBlocks;
+  } else if (sbG < 0 || sbN < 0 || sbK < 0 || sbG > kMaxStride ||
+             sbN > kMaxStride || sbK > kMaxStride) {
+    return invalidArgument(llvm::formatv(
+        "launchGroupedGemm: expected B-scale strides in [0, 2^40) but got "
+        "sbStrideG = {0}, sbStrideN = {1}, sbStrideK = {2}",
+        sbG, sbN, sbK));
+  }
+  if (rows == 0)
+    return llvm::Error::success();
+
+  const int64_t tilesN = ceilDiv(n, s.bn);
+  // Every group's rows are tiled on their own: at most one partial tile per
+  // group beyond the tiles of all rows together.
+  const int64_t maxUnits =
+      masked ? g * ceilDiv(desc.mMax, s.bm) * tilesN
+             : (ceilDiv(rows, s.bm) + g) * tilesN;
+  if (maxUnits >= (int64_t(1) << 31) || rows + s.bm >= (int64_t(1) << 31))
+    return invalidArgument(llvm::formatv(
+        "launchGroupedGemm: {0} rows in {1} groups of N = {2} make up to {3} "
+        "work units, but the kernel counts them in 31 bits; split the "
+        "launch",
+        rows, g, n, maxUnits));
+
+  auto dOr = getCudaDriver();
+  if (!dOr)
+    return dOr.takeError();
+  const CudaDriver &d = *dOr;
+  auto fn = kernel.function();
+  if (!fn)
+    return fn.takeError();
+
+  const int ob = dtypeBytes(s.out);
+  // Mirrors GemmConfig::kSwz / kChunkCols.
+  const int rowBytes = s.bn * ob;
+  const int swzBytes =
+      rowBytes % 128 == 0 ? 128 : (rowBytes % 64 == 0 ? 64 : 32);
+  const int chunkCols = swzBytes / ob;
+  thread_local TensorMapCache<4, 10> mc;
+  const int64_t key[10] = {keyOf(a.a), keyOf(a.b), keyOf(a.sa), keyOf(a.c),
+                           rows,       n,          k,           g,
+                           ldsa,       s.bm * 1000 + s.bn};
+  CUcontext curCtx = nullptr;
+  if (auto e = d.check(d.cuCtxGetCurrent(&curCtx), "cuCtxGetCurrent"))
+    return e;
+  CUtensorMap &tA = mc.maps[0], &tB = mc.maps[1], &tSA = mc.maps[2],
+              &tC = mc.maps[3];
+  if (!mc.holds(kernel.uid, curCtx, key)) {
+    mc.forget();
+    auto swz = [](int bytes) {
+      return bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                          : (bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                         : CU_TENSOR_MAP_SWIZZLE_32B);
+    };
+    if (auto e = encodeTensorMap(d, &tA, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.a, k,
+                                 rows, k, 128, s.bm,
+                                 CU_TENSOR_MAP_SWIZZLE_128B, "A"))
+      return e;
+    if (auto e = encodeTensorMap(d, &tB, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.b, k,
+                                 g * n, k, 128, s.bn,
+                                 CU_TENSOR_MAP_SWIZZLE_128B, "B"))
+      return e;
+    if (auto e = encodeTensorMap(d, &tSA, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, a.sa,
+                                 rows, kBlocks, ldsa * 4, s.bm, 1,
+                                 CU_TENSOR_MAP_SWIZZLE_NONE, "A scales"))
+      return e;
+    if (auto e = encodeTensorMap(
+            d, &tC,
+            s.out == DType::F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            a.c, n, rows, n * ob, chunkCols, 64, swz(swzBytes), "C"))
+      return e;
+    mc.remember(kernel.uid, curCtx, key);
+  }
+
+  bs::GroupedGemmParams p;
+  std::memset(&p, 0, sizeof(p));
+  p.gemm.m = int(rows);
+  p.gemm.n = int(n);
+  p.gemm.k = int(k);
+  p.gemm.kBlocks = int(kBlocks);
+  p.gemm.tilesM = int(ceilDiv(rows, s.bm));
+  p.gemm.tilesN = int(tilesN);
+  p.gemm.splits = 1;
+  p.gemm.raster = std::max(1, launch.raster);
+  p.gemm.divSplits = bs::makeFastDiv(1);
+  p.gemm.sb = a.sb;
+  p.gemm.sbStrideK = sbK;
+  p.gemm.sbStrideN = sbN;
+  p.gemm.c = a.c;
+  p.gemm.ldc = n;
+  p.groups = a.groups;
+  p.numGroups = int(g);
+  p.masked = masked ? 1 : 0;
+  p.mMax = masked ? int(desc.mMax) : 0;
+  p.sbStrideG = sbG;
+
+  auto sms = currentDeviceSMs();
+  if (!sms)
+    return sms.takeError();
+  CUlaunchConfig cfg;
+  std::memset(&cfg, 0, sizeof(cfg));
+  // The units are unknown on the host (the sizes are on the device): one
+  // persistent CTA per SM, or fewer when even the most units fit.
+  cfg.gridDimX = unsigned(std::min<int64_t>(maxUnits, *sms));
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = s.threads();
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = s.smemBytes();
+  cfg.hStream = stream;
+  CUlaunchAttribute attrs[2];
+  std::memset(attrs, 0, sizeof(attrs));
+  addProgrammaticLaunch(cfg, attrs);
+  void *params[] = {&p, &tA, &tB, &tSA, &tC};
+  return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
+                 "cuLaunchKernelEx");
+}

@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""m-grouped FP8 GEMMs for mixture-of-experts layers (torch custom ops).
+
+``grouped_mm`` (contiguous: the rows of ``a`` sorted by expert, group ``g``
+owning rows ``[offs[g-1], offs[g])``, the convention of
+``torch._scaled_grouped_mm``'s ``offs``) and ``grouped_mm_masked`` (a fixed
+``(G, Mmax, K)`` buffer with ``counts[g]`` valid rows per group) compute
+``out[rows of g] = a[rows of g] @ b[g].T`` with the dense forward recipe:
+
+  a        (M, K) / (G, Mmax, K) float8, row-major
+  a_scale  1x128: (M, ceil(K/128)) M-contiguous, as blockscale.quantize(x,
+           '1x128') writes it; masked: those of a.view(G * Mmax, K), viewed
+           (G, Mmax, ceil(K/128)) (see quantize_grouped_activation_masked)
+  b        (G, N, K) float8, each expert's weight row-major (contiguous)
+  b_scale  128x128: (G, ceil(N/128), ceil(K/128)) any strides
+           (quantize_grouped_weight makes both)
+  offs / counts  (G,) int32 on the device: read by the kernel only, so no
+           host synchronization and the calls can be captured in a CUDA graph
+  out      (M, N) / (G, Mmax, N) bf16 or f32
+
+Rows of ``out`` that belong to no group (past ``offs[-1]``, or past a
+group's count) are not written: they hold whatever ``torch.empty`` left.
+Both are ``torch.library.custom_op``s with fake implementations.
+"""
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+from . import _capi
+from . import _grouped_check
+from .ops import FP8_DTYPES, OUT_DTYPES, _direct, _launch_on, _m_bucket
+
+_NAMES = {torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2", torch.float32: "f32",
+          torch.bfloat16: "bf16", torch.float16: "f16", torch.int32: "i32",
+          torch.int64: "i64"}
+
+
+def _t(x):
+    return (tuple(x.shape), tuple(x.stride()), _NAMES.get(x.dtype, str(x.dtype)))
+
+
+def _out_name(op, dtype):
+    if dtype not in OUT_DTYPES:
+        raise ValueError(f"blockscale.{op}: expected out_dtype bfloat16 or float32 but got "
+                         f"{dtype}")
+    return OUT_DTYPES[dtype]
+
+
+def _same_device(op, *tensors):
+    devs = {t.device for t in tensors}
+    if len(devs) != 1 or next(iter(devs)).type != "cuda":
+        raise ValueError(f"blockscale.{op}: expected all operands on one CUDA device but got "
+                         f"{sorted(map(str, devs))}")
+    for t in tensors[:3]:
+        if t.numel() and t.data_ptr() % 16:
+            raise ValueError(f"blockscale.{op}: expected a, a_scale and b to start at "
+                             f"16-byte aligned addresses (TMA)")
+
+
+_kernels = {}
+
+
+def _kernel(grouping, G, N, K, m_max, a_t, b_t, out, hint):
+    key = (grouping, G, N, K, m_max, a_t, b_t, out, hint)
+    kern = _kernels.get(key)
+    if kern is None:
+        desc = _capi.grouped_desc(grouping=grouping, groups=G, n=N, k=K, m_max=m_max,
+                                  a_type=a_t, b_type=b_t, out_dtype=out,
+                                  m_per_group_hint=hint)
+        kern = _kernels.setdefault(key, _capi.GroupedGemmKernel(desc))
+    return kern
+
+
+def _args(a, a_scale, b, b_scale, groups, out, m, ldsa, sb):
+    args = _capi.GroupedGemmArgs()
+    _capi.lib().bs_grouped_gemm_args_init(args)
+    args.a, args.a_scale, args.b, args.b_scale = (a.data_ptr(), a_scale.data_ptr(),
+                                                  b.data_ptr(), b_scale.data_ptr())
+    args.groups, args.c, args.m, args.ldsa = groups.data_ptr(), out.data_ptr(), m, ldsa
+    args.sb_stride_g, args.sb_stride_n, args.sb_stride_k = sb
+    return args
+
+
+def _grouped_mm_impl(a: Tensor, a_scale: Tensor, b: Tensor, b_scale: Tensor, offs: Tensor,
+                     out_dtype: torch.dtype = torch.bfloat16) -> Tensor:
+    out_name = _out_name("grouped_mm", out_dtype)
+    M, N, K, G, ldsa, sb = _grouped_check.check_contiguous(
+        _t(a), _t(a_scale), _t(b), _t(b_scale), _t(offs), out_name)
+    _same_device("grouped_mm", a, a_scale, b, b_scale, offs)
+    out = torch.empty((M, N), dtype=out_dtype, device=a.device)
+    if M == 0:
+        return out
+    kern = _kernel("contiguous", G, N, K, 0, FP8_DTYPES[a.dtype], FP8_DTYPES[b.dtype],
+                   out_name, _m_bucket(max(1, M // G)))
+    _launch_on(kern, _args(a, a_scale, b, b_scale, offs, out, M, ldsa, sb), a.device)
+    return out
+
+
+_grouped_mm_op = torch.library.custom_op("blockscale::grouped_mm", mutates_args=())(
+    _grouped_mm_impl)
+
+
+@_grouped_mm_op.register_fake
+def _(a, a_scale, b, b_scale, offs, out_dtype=torch.bfloat16):
+    _grouped_check.check_contiguous(_t(a), _t(a_scale), _t(b), _t(b_scale), _t(offs),
+                                    _out_name("grouped_mm", out_dtype))
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
+
+
+def grouped_mm(a: Tensor, a_scale: Tensor, b: Tensor, b_scale: Tensor, offs: Tensor,
+               out_dtype: torch.dtype = torch.bfloat16) -> Tensor:
+    """out (M, N) with out[offs[g-1]:offs[g]] = a[offs[g-1]:offs[g]] @ b[g].T (the
+    custom op ``torch.ops.blockscale.grouped_mm``); see the module docstring."""
+    if _direct(a, a_scale, b, b_scale, offs):
+        return _grouped_mm_impl(a, a_scale, b, b_scale, offs, out_dtype)
+    return _grouped_mm_op(a, a_scale, b, b_scale, offs, out_dtype)
+
+
+def _grouped_mm_masked_impl(a: Tensor, a_scale: Tensor, b: Tensor, b_scale: Tensor,
+                            counts: Tensor,
+                            out_dtype: torch.dtype = torch.bfloat16) -> Tensor:
+    out_name = _out_name("grouped_mm_masked", out_dtype)
+    G, Mmax, N, K, ldsa, sb = _grouped_check.check_masked(
+        _t(a), _t(a_scale), _t(b), _t(b_scale), _t(counts), out_name)
+    _same_device("grouped_mm_masked", a, a_scale, b, b_scale, counts)
+    out = torch.empty((G, Mmax, N), dtype=out_dtype, device=a.device)
+    kern = _kernel("masked", G, N, K, Mmax, FP8_DTYPES[a.dtype], FP8_DTYPES[b.dtype],
+                   out_name, _m_bucket(Mmax))
+    _launch_on(kern, _args(a, a_scale, b, b_scale, counts, out, -1, ldsa, sb), a.device)
+    return out
+
+
+_grouped_mm_masked_op = torch.library.custom_op("blockscale::grouped_mm_masked",
+                                                mutates_args=())(_grouped_mm_masked_impl)
+
+
+@_grouped_mm_masked_op.register_fake
+def _(a, a_scale, b, b_scale, counts, out_dtype=torch.bfloat16):
+    _grouped_check.check_masked(_t(a), _t(a_scale), _t(b), _t(b_scale), _t(counts),
+                                _out_name("grouped_mm_masked", out_dtype))
+    return a.new_empty((a.shape[0], a.shape[1], b.shape[1]), dtype=out_dtype)
+
+
+def grouped_mm_masked(a: Tensor, a_scale: Tensor, b: Tensor, b_scale: Tensor,
+                      counts: Tensor, out_dtype: torch.dtype = torch.bfloat16) -> Tensor:
+    """out (G, Mmax, N) with out[g, :counts[g]] = a[g, :counts[g]] @ b[g].T (the custom
+    op ``torch.ops.blockscale.grouped_mm_masked``); rows past a count are not
+    written."""
+    if _direct(a, a_scale, b, b_scale, counts):
+        return _grouped_mm_masked_impl(a, a_scale, b, b_scale, counts, out_dtype)
+    return _grouped_mm_masked_op(a, a_scale, b, b_scale, counts, out_dtype)
+
+
+def quantize_grouped_weight(w: Tensor, fp8_dtype: torch.dtype = torch.float8_e4m3fn
+                            ) -> Tuple[Tensor, Tensor]:
+    """(G, N, K) expert weights -> (q (G, N, K) float8, s (G, ceil(N/128),
+    ceil(K/128)) float32): each expert's 128x128 cast (blockscale.quantize),
+    stacked in the layout grouped_mm and grouped_mm_masked read."""
+    from .ops import quantize
+    if w.dim() != 3:
+        raise ValueError(f"blockscale.quantize_grouped_weight: expected a 3-D (G, N, K) "
+                         f"tensor but got {w.dim()}-D")
+    qs, ss = zip(*(quantize(w[g], "128x128", fp8_dtype=fp8_dtype) for g in range(w.shape[0])))
+    return torch.stack(qs), torch.stack([s.contiguous() for s in ss])
+
+
+def quantize_grouped_activation_masked(x: Tensor, fp8_dtype: torch.dtype = torch.float8_e4m3fn
+                                       ) -> Tuple[Tensor, Tensor]:
+    """(G, Mmax, K) activations -> (q (G, Mmax, K), s (G, Mmax, ceil(K/128))): the
+    1x128 cast of x.view(G * Mmax, K), its scales viewed 3-D (strides (Mmax, 1,
+    ldsa)), as grouped_mm_masked reads them."""
+    from .ops import quantize
+    if x.dim() != 3:
+        raise ValueError(f"blockscale.quantize_grouped_activation_masked: expected a 3-D "
+                         f"(G, Mmax, K) tensor but got {x.dim()}-D")
+    G, Mmax, K = x.shape
+    q, s = quantize(x.reshape(G * Mmax, K), "1x128", fp8_dtype=fp8_dtype)
+    kb = s.shape[1]
+    ld = s.stride(1) if kb > 1 else G * Mmax
+    return (q.view(G, Mmax, K),
+            s.as_strided((G, Mmax, kb), (Mmax, 1, ld), s.storage_offset()))

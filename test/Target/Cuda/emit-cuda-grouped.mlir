@@ -1,0 +1,64 @@
+// RUN: blockscale-opt %s --split-input-file --blockscale-jit-pipeline="num-sms=132" | blockscale-translate --split-input-file --blockscale-emit-cuda | FileCheck %s
+// RUN: blockscale-opt %s --split-input-file --blockscale-select-tiles="force=bm=128,bn=64,stages=3" | FileCheck %s --check-prefix=FORCE
+
+// A grouped matmul becomes the grouped kernel: one instantiation serves
+// both groupings (they differ in the launch's parameters), with the tile
+// select-tiles chose.
+
+// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn128_s5
+// CHECK: // blockscale.grouped_matmul m_contiguous: A e4m3 1x128, B e4m3 128x128 per group, C bf16
+// CHECK: // blockscale-spec: kind=grouped name=bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn128_s5 a=e4m3 b=e4m3 out=bf16 bm=128 bn=128 stages=5
+// CHECK: #include "blockscale/gemm_grouped.cuh"
+// CHECK: using BsKernel = bs::GroupedGemmSm90<bs::GemmConfig</*BM=*/128, /*BN=*/128, /*STAGES=*/5, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false>>;
+// CHECK: bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn128_s5(const __grid_constant__ bs::GroupedGemmParams p,
+// CHECK-NEXT: const __grid_constant__ bs::TmaDesc tA,
+// CHECK-NEXT: const __grid_constant__ bs::TmaDesc tB,
+// CHECK-NEXT: const __grid_constant__ bs::TmaDesc tSA,
+// CHECK-NEXT: const __grid_constant__ bs::TmaDesc tC) {
+// CHECK-NEXT: BsKernel::run(p, tA, tB, tSA, tC);
+// CHECK: // launch: raster=8
+
+// FORCE-LABEL: func.func @contiguous
+// FORCE: tile = #blockscale.tile<bm = 128, bn = 64, bk = 128, stages = 3, cluster = 1, swizzle = 128, splits = 1, raster = 8>
+func.func @contiguous(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf32>,
+                      %b: tensor<8x7168x4096xf8E4M3FN>, %bs: tensor<8x56x32xf32>,
+                      %offs: tensor<8xi32>) -> tensor<?x4096xbf16> {
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%offs : tensor<8xi32>)
+         {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<8x7168x4096xf8E4M3FN>, tensor<8x56x32xf32> -> tensor<?x4096xbf16>
+  return %c : tensor<?x4096xbf16>
+}
+
+// -----
+
+// Groups of at most 64 rows take 64-row tiles.
+// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_f32_bm64_bn128_s7
+// CHECK: // blockscale.grouped_matmul m_masked: A e4m3 1x128, B e4m3 128x128 per group, C f32
+// CHECK: bs::GroupedGemmSm90<bs::GemmConfig</*BM=*/64, /*BN=*/128, /*STAGES=*/7, /*WGRAD=*/false, /*OUT_F32=*/true,
+// FORCE-LABEL: func.func @masked
+// FORCE: tile = #blockscale.tile<bm = 128, bn = 64, bk = 128, stages = 3,
+func.func @masked(%a: tensor<32x20x7168xf8E4M3FN>, %as: tensor<32x20x56xf32>,
+                  %b: tensor<32x7168x4096xf8E4M3FN>, %bs: tensor<32x56x32xf32>,
+                  %counts: tensor<32xi32>) -> tensor<32x20x4096xf32> {
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%counts : tensor<32xi32>)
+         {grouping = #blockscale.grouping<m_masked>}
+      : tensor<32x20x7168xf8E4M3FN>, tensor<32x20x56xf32>, tensor<32x7168x4096xf8E4M3FN>, tensor<32x56x32xf32> -> tensor<32x20x4096xf32>
+  return %c : tensor<32x20x4096xf32>
+}
+
+// -----
+
+// A cast feeding the grouped matmul writes the A-scale layout the kernel
+// reads.
+// CHECK-LABEL: {{^}}// {{-+}} kernel bs_quantize_bf16_e4m3_1x128
+// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn128_s5
+// FORCE-LABEL: func.func @with_cast
+func.func @with_cast(%x: tensor<4096x7168xbf16>, %b: tensor<8x7168x4096xf8E4M3FN>,
+                     %bs: tensor<8x56x32xf32>, %offs: tensor<8xi32>) -> tensor<4096x4096xbf16> {
+  %q, %s = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<4096x7168xbf16> -> tensor<4096x7168xf8E4M3FN>, tensor<4096x56xf32>
+  %c = blockscale.grouped_matmul %q[%s], %b[%bs] groups(%offs : tensor<8xi32>)
+         {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<4096x7168xf8E4M3FN>, tensor<4096x56xf32>, tensor<8x7168x4096xf8E4M3FN>, tensor<8x56x32xf32> -> tensor<4096x4096xbf16>
+  return %c : tensor<4096x4096xbf16>
+}

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""The grouped GEMMs' Python layer without torch or a GPU: the ctypes bindings
+of bs_grouped_gemm_* and the operand checks that grouped_mm,
+grouped_mm_masked and their fake implementations share."""
+import ctypes
+import importlib.util
+import os
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(name):
+    path = os.path.join(here, "..", "..", "python", "blockscale", name + ".py")
+    spec = importlib.util.spec_from_file_location("bs_" + name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+capi = load("_capi")
+chk = load("_grouped_check")
+
+L = capi.lib()
+for cls, init in ((capi.GroupedGemmDesc, L.bs_grouped_gemm_desc_init),
+                  (capi.GroupedGemmArgs, L.bs_grouped_gemm_args_init)):
+    obj = cls()
+    init(ctypes.byref(obj))
+    assert obj.struct_size == ctypes.sizeof(cls), (cls.__name__, obj.struct_size)
+print("struct sizes ok")
+
+src = capi.grouped_source(capi.grouped_desc("masked", groups=32, n=4096, k=7168, m_max=20))
+print("masked source:", [l for l in src.splitlines() if l.startswith("using BsKernel")][0])
+try:
+    capi.grouped_source(capi.grouped_desc("contiguous", groups=8, n=4096, k=7000))
+except capi.BlockscaleError as e:
+    print(f"error status {e.status}: {e}")
+
+
+def t(shape, dtype, strides=None):
+    if strides is None:
+        strides, acc = [], 1
+        for d in reversed(shape):
+            strides.insert(0, acc)
+            acc *= d
+    return (tuple(shape), tuple(strides), dtype)
+
+
+G, N, K, M = 8, 4096, 7168, 1000
+Kb, Nb = 56, 32
+a = t((M, K), "e4m3")
+a_s = t((M, Kb), "f32", (1, 1000))
+b = t((G, N, K), "e4m3")
+b_s = t((G, Nb, Kb), "f32")
+offs = t((G,), "i32")
+print("contiguous ok:", chk.check_contiguous(a, a_s, b, b_s, offs, "bf16"))
+
+
+def expect(fn, *args):
+    try:
+        fn(*args)
+        print("accepted (unexpected)")
+    except ValueError as e:
+        print(e)
+
+
+expect(chk.check_contiguous, a, a_s, b, b_s, t((G,), "i64"), "bf16")
+expect(chk.check_contiguous, a, a_s, b, t((G, Kb, Nb), "f32"), offs, "bf16")
+expect(chk.check_contiguous, a, t((M, Kb), "f32"), b, b_s, offs, "bf16")
+expect(chk.check_contiguous, a, t((M, Kb), "f32", (1, 1002)), b, b_s, offs, "bf16")
+expect(chk.check_contiguous, t((M, 4096), "e4m3"), a_s, b, b_s, offs, "bf16")
+expect(chk.check_contiguous, a, a_s, t((G, N, K), "e4m3", (N * K, 1, N)), b_s, offs, "bf16")
+expect(chk.check_contiguous, a, a_s, t((G, 100, K), "e4m3"), t((G, 1, Kb), "f32"), offs,
+       "bf16")
+expect(chk.check_contiguous, a, a_s, b, b_s, offs, "f16")
+
+Mmax = 20
+am = t((G, Mmax, K), "e4m3")
+am_s = t((G, Mmax, Kb), "f32", (Mmax, 1, G * Mmax))
+counts = t((G,), "i32")
+print("masked ok:", chk.check_masked(am, am_s, b, b_s, counts, "f32"))
+expect(chk.check_masked, am, t((G, Mmax, Kb), "f32"), b, b_s, counts, "f32")
+expect(chk.check_masked, t((4, Mmax, K), "e4m3"), am_s, b, b_s, counts, "f32")
+expect(chk.check_masked, am, t((G, Mmax, Kb), "f32", (Mmax, 1, 150)), b, b_s, counts, "f32")
