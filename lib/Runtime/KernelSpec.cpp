@@ -104,6 +104,8 @@ std::string KernelSpec::serialize() const {
                          gemm.accumulate ? 1 : 0, gemm.bm, gemm.bn,
                          gemm.stages, gemm.cluster, gemm.ksplit)
                .str() +
+           (gemm.kblocks > 0 ? " kblocks=" + std::to_string(gemm.kblocks)
+                             : std::string()) +
            dbg;
   return llvm::formatv("kind=quantize name={0} in={1} out={2} br={3} bc={4} "
                        "transposed={5}",
@@ -217,6 +219,15 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
       if (!ks)
         return ks.takeError();
       spec.gemm.ksplit = *ks;
+    }
+    // (None: the kernel serves any K.)
+    if (kv.count("kblocks")) {
+      auto kb = getInt("kblocks");
+      if (!kb)
+        return kb.takeError();
+      if (*kb < 0)
+        return bad("kblocks=" + std::to_string(*kb));
+      spec.gemm.kblocks = *kb;
     }
     return spec;
   }

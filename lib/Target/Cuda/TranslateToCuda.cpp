@@ -64,6 +64,14 @@ FailureOr<EmittedKernel> mlir::blockscale::emitGemmKernel(MatmulOp op,
   g.stages = tile.getStages();
   g.cluster = tile.getCluster();
   g.ksplit = tile.getKsplit();
+  // Two-wave forward tiles without splits are specialized for a static K
+  // (GemmConfig::kAlignedK; the kernel falls back to its run-time K loop
+  // for a launch with workspace splits, so the specialization only costs a
+  // kernel per K).
+  int64_t kStatic = op.getA().getType().getShape()[1];
+  if (!ShapedType::isDynamic(kStatic) && g.bm == 256 && !g.wgrad() &&
+      g.ksplit == 1 && tile.getSplits() <= 1)
+    g.kblocks = static_cast<int>((kStatic + 127) / 128);
   k.spec.debug = debug;
   k.spec.name = bsrt::kernelName(k.spec);
   k.launch.splits = tile.getSplits();

@@ -24,7 +24,8 @@ __host__ __device__ constexpr int constGcd(int a, int b) {
 }
 
 template <int BM_, int BN_, int STAGES_, bool WGRAD_, bool OUT_F32_,
-          bool ACCUMULATE_, int CLUSTER_ = 1, int KSPLIT_ = 1>
+          bool ACCUMULATE_, int CLUSTER_ = 1, int KSPLIT_ = 1,
+          int KBLOCKS_ = 0>
 struct GemmConfig {
   static constexpr int BM = BM_, BN = BN_, BK = 128, STAGES = STAGES_;
   static constexpr bool WGRAD = WGRAD_, OUT_F32 = OUT_F32_;
@@ -42,6 +43,10 @@ struct GemmConfig {
                 "C += AB with splits summed in a cluster is f32 only");
   // CTAs per cluster, whichever the reason.
   static constexpr int kClusterCtas = CLUSTER * KSPLIT;
+  // K-blocks (ceil(K / 128)) the kernel is specialized for; 0: any K (the
+  // count is read from GemmParams at run time).
+  static constexpr int KBLOCKS = KBLOCKS_;
+  static_assert(KBLOCKS >= 0, "KBLOCKS: 0 (run-time K) or ceil(K / 128)");
   static_assert(BM == 64 || BM == 128 || BM == 256,
                 "one or two m64 consumer warpgroups, one or two waves");
   static_assert(BN % 16 == 0 && BN >= 16 && BN <= 192, "wgmma N");
@@ -69,6 +74,16 @@ struct GemmConfig {
   // under the consumers' setmaxnreg budget, which holds up to BN = 128. CTA
   // pairs and two-wave tiles keep the one-block-at-a-time loop.
   static constexpr bool kPipeline = BN <= 128 && CLUSTER == 1 && kWaves == 1;
+
+  // Stage-aligned K loop (GemmMainloop::mainloopAligned): with the K-block
+  // count known at compile time, every work unit walks the ring from stage 0
+  // in rounds of STAGES K-blocks (the last round padded with empty stages),
+  // so that the unrolled round names each stage, its barriers and operand
+  // addresses as constants, and the two consumer warpgroups issue without
+  // taking turns. Two-wave tiles of the forward recipe without cluster
+  // splits; used when the launch has no workspace splits either.
+  static constexpr bool kAlignedK =
+      KBLOCKS > 0 && kWaves == 2 && !WGRAD && KSPLIT == 1 && !kPipeline;
 
   // Register budgets after setmaxnreg: the producer needs few; the consumers
   // hold two BN/2-float accumulators. Totals stay within 64K registers.
