@@ -44,7 +44,8 @@ llvm::StringRef blockscale::toString(DType t) {
 int blockscale::dtypeBytes(DType t) { return t == DType::F32 ? 4 : 2; }
 
 int GemmKernelSpec::smemBytes() const {
-  return bs::gemmSmemBytes(bm, bn, stages, dtypeBytes(out), wgrad(), ksplit);
+  return bs::gemmSmemBytes(bm, bn, stages, dtypeBytes(out), wgrad(), ksplit,
+                           kblocks);
 }
 
 int QuantKernelSpec::threads() const {

@@ -106,6 +106,13 @@ struct GemmConfig {
   static constexpr u32 kTxBytes =
       kABytes + kBBytes + BM * 4 + (WGRAD ? BN * 4 : 0);
 
+  // Stage-aligned kernels: the tile's B scales of all K-blocks, two tiles'
+  // worth (gemmSbStashBytes); one buffer's floats.
+  static constexpr int kSbStash = kAlignedK ? gemmSbStashFloats(BN, KBLOCKS) : 0;
+  // Bytes of the B-scale region: per-stage rows (wgrad) or the stash.
+  static constexpr int kSBBytes =
+      WGRAD ? STAGES * kSBStage : gemmSbStashBytes(BN, kAlignedK ? KBLOCKS : 0);
+
   // The epilogue's staging of the output tile, which is also the receive
   // buffer of the cluster-summed splits (KSPLIT).
   static constexpr int kCBytes =
@@ -116,7 +123,7 @@ struct GemmConfig {
   // per consumer warpgroup and the cluster-summed splits (which do not use
   // the workspace) as their ready / freed mbarriers.
   template <int SBBytes, int = 0> struct Tail {
-    float sb[STAGES][SBBytes / 4];
+    float sb[SBBytes / 4];
     u64 ring[2 * STAGES];
     u64 flag[2];
   };
@@ -133,10 +140,11 @@ struct GemmConfig {
     unsigned char b[STAGES][kBBytes];
     unsigned char c[kCBytes];
     float sa[STAGES][BM];
-    Tail<WGRAD ? kSBStage : 0> tail; // scales of B (wgrad), barriers
+    Tail<kSBBytes> tail; // scales of B (wgrad / stash), barriers
   };
   static_assert(sizeof(SharedStorage) + 1024 ==
-                    gemmSmemBytes(BM, BN, STAGES, kOutBytes, WGRAD, KSPLIT),
+                    gemmSmemBytes(BM, BN, STAGES, kOutBytes, WGRAD, KSPLIT,
+                                  kAlignedK ? KBLOCKS : 0),
                 "host and device disagree on the shared-memory layout");
   static_assert(sizeof(SharedStorage) + 1024 <= kMaxDynamicSmemBytes,
                 "exceeds 227 KB of shared memory");
@@ -144,13 +152,13 @@ struct GemmConfig {
   // Byte offsets of the regions from the aligned base: each region follows
   // the previous one without padding (the size check below fails if the
   // compiler inserted any).
-  using TailT = Tail<WGRAD ? kSBStage : 0>;
+  using TailT = Tail<kSBBytes>;
   static constexpr int kOffA = 0;
   static constexpr int kOffB = kOffA + sizeof(SharedStorage::a);
   static constexpr int kOffC = kOffB + sizeof(SharedStorage::b);
   static constexpr int kOffSA = kOffC + sizeof(SharedStorage::c);
   static constexpr int kOffTail = kOffSA + sizeof(SharedStorage::sa);
-  static constexpr int kOffSB = kOffTail; // (WGRAD only)
+  static constexpr int kOffSB = kOffTail; // (WGRAD, or the stash)
   static constexpr int kOffBar =
       kOffTail + sizeof(TailT) - sizeof(TailT::ring) - sizeof(TailT::flag);
   static constexpr int kOffFlag = kOffBar + sizeof(TailT::ring);

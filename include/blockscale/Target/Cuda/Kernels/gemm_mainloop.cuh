@@ -390,13 +390,33 @@ template <class Cfg> struct GemmMainloop {
   // address are constants off per-tile bases; the warpgroups issue without
   // taking turns, each waiting only on the ring's barriers. `st.phase` is
   // the parity of the ring's current round (st.index stays 0).
+  //
+  // The tile's B scales of all K-blocks are first copied into the stash
+  // (buffer n % 2 for the CTA's n-th unit; hi blocks after the lo ones) by
+  // all consumer threads, which then meet on named barrier 5: the K loop
+  // reads them from shared memory with constant offsets. A thread writes
+  // buffer n % 2 only after meeting the others for unit n - 1, which they
+  // reach only after their last read of unit n - 2, its previous user.
+  static constexpr int kStashBar = 5;
   template <int SJ>
   __device__ __forceinline__ static void
   mainloopAligned(const GemmParams &p, u32 base, const unsigned char *smem,
                   const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
                   const WorkUnit &w, const TileScales &ts,
-                  float (&acc)[kWaves][kAcc], Pipe &st) {
+                  float (&acc)[kWaves][kAcc], Pipe &st, int n) {
     const Ring r = ring(base);
+    float *stash = const_cast<float *>(
+                       reinterpret_cast<const float *>(smem + Cfg::kOffSB)) +
+                   (n & 1) * Cfg::kSbStash;
+    {
+      const long long step = p.sbStrideK;
+      for (int i = threadIdx.x; i < Cfg::KBLOCKS; i += kConsumers * 128) {
+        stash[i] = __ldg(ts.sb0 + i * step);
+        if (SJ < kSplitAll)
+          stash[Cfg::KBLOCKS + i] = __ldg(ts.sb1 + i * step);
+      }
+      namedBarSync(kStashBar, kConsumers * 128);
+    }
     const u32 dA0 = static_cast<u32>(smemDescSw128(base + kOffA + wg * 64 * BK));
     const u32 dB0 = static_cast<u32>(smemDescSw128(base + kOffB));
     const u32 dHi = static_cast<u32>(smemDescSw128(0) >> 32);
@@ -406,15 +426,11 @@ template <class Cfg> struct GemmMainloop {
       return d;
     };
     const float *sa0 = sSA + wg * 64 + r0;
-    const long long sbStep = p.sbStrideK;
-    const float *sbLo = ts.sb0;
-    const float *sbHi = ts.sb1;
+    const float *sbRound = stash; // this round's first K-block
     // K-block at stage i (a constant once the round is unrolled).
     auto block = [&](const int i) {
-      const float lo = __ldg(sbLo);
-      const float hi = SJ < kSplitAll ? __ldg(sbHi) : 0.f;
-      sbLo += sbStep;
-      sbHi += sbStep;
+      const float lo = sbRound[i];
+      const float hi = SJ < kSplitAll ? sbRound[Cfg::KBLOCKS + i] : 0.f;
       mbarWait(r.full(i), st.phase);
       const u32 dA = dA0 + static_cast<u32>(i * (kABytes >> 4));
       const u32 dB = dB0 + static_cast<u32>(i * (kBBytes >> 4));
@@ -454,6 +470,7 @@ template <class Cfg> struct GemmMainloop {
           release(base, i, lane, peer);
         }
       }
+      sbRound += STAGES;
       st.phase ^= 1;
     }
   }
@@ -519,18 +536,18 @@ template <class Cfg> struct GemmMainloop {
   run(const GemmParams &p, u32 base, const unsigned char *smem,
       const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
       const WorkUnit &w, const TileScales &ts, float (&acc)[kWaves][kAcc],
-      Pipe &st) {
+      Pipe &st, int n = 0) {
     if constexpr (SJ < kSplitAll) {
       if (ts.splitJ != SJ) {
         run<SJ + kSplitStep>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
-                             acc, st);
+                             acc, st, n);
         return;
       }
     }
     if constexpr (Cfg::kAlignedK) {
       if (alignedK(p)) {
         mainloopAligned<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
-                            acc, st);
+                            acc, st, n);
         return;
       }
     }
