@@ -405,6 +405,20 @@ template <class Cfg> struct GemmMainloop {
                   const WorkUnit &w, const TileScales &ts,
                   float (&acc)[kWaves][kAcc], Pipe &st, int n) {
     const Ring r = ring(base);
+    // Stage releases: with pairs, lane 0 arrives on this CTA's barrier and
+    // lane 1 on the peer's, both through cluster addresses in one predicated
+    // arrival (retire's release takes two in a row on lane 0).
+    const u32 self =
+        CLUSTER > 1 ? mapaShared(r.empty(0), clusterCtaRank()) : 0;
+    auto releaseStage = [&](const int i) {
+      __syncwarp();
+      if (CLUSTER > 1) {
+        if (lane < CLUSTER)
+          mbarArriveCluster((lane == 0 ? self : peer) + i * 8);
+      } else if (lane == 0) {
+        mbarArrive(r.empty(i));
+      }
+    };
     float *stash = const_cast<float *>(
                        reinterpret_cast<const float *>(smem + Cfg::kOffSB)) +
                    (n & 1) * Cfg::kSbStash;
@@ -449,14 +463,14 @@ template <class Cfg> struct GemmMainloop {
         wgmmaCommit();
         const BlockScales sc = blockScales(sa0v, sa1v, lo, hi);
         wgmmaWait<0>();
-        if (v == kWaves - 1) {
-          retire<SJ>(base, smem, lane, peer, c0, acc[v], t, i, sc);
-        } else {
 #pragma unroll
-          for (int j = 0; j < kAcc; ++j)
-            fenceOperand(t[j]);
-          promote<SJ>(acc[v], t, sc, smem, i, c0);
-        }
+        for (int j = 0; j < kAcc; ++j)
+          fenceOperand(t[j]);
+        // The stage's last reader (fwd: the promotion reads no shared
+        // memory): free it first.
+        if (v == kWaves - 1)
+          releaseStage(i);
+        promote<SJ>(acc[v], t, sc, smem, i, c0);
       }
     };
     for (int round = 0; round < kRounds; ++round) {
@@ -467,7 +481,7 @@ template <class Cfg> struct GemmMainloop {
         } else {
           // A stage the last round pads: nothing landed, release it.
           mbarWait(r.full(i), st.phase);
-          release(base, i, lane, peer);
+          releaseStage(i);
         }
       }
       sbRound += STAGES;
