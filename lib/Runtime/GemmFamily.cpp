@@ -78,7 +78,8 @@ std::string GemmFamily::kernelName(const Spec &g) {
                        g.accumulate ? "_acc" : "", g.bm, g.bn, g.stages,
                        g.cluster > 1 ? "_c" + std::to_string(g.cluster) : "")
              .str() +
-         (g.ksplit > 1 ? "_ks" + std::to_string(g.ksplit) : "");
+         (g.ksplit > 1 ? "_ks" + std::to_string(g.ksplit) : "") +
+         (g.kblocks > 0 ? "_kb" + std::to_string(g.kblocks) : "");
 }
 
 void GemmFamily::writeInstantiation(const Spec &g, const std::string &name,
@@ -89,10 +90,12 @@ void GemmFamily::writeInstantiation(const Spec &g, const std::string &name,
   os << llvm::formatv(
       "using BsKernel = bs::GemmSm90<bs::GemmConfig</*BM=*/{0}, /*BN=*/{1}, "
       "/*STAGES=*/{2}, /*WGRAD=*/{3}, /*OUT_F32=*/{4}, /*ACCUMULATE=*/{5}, "
-      "/*CLUSTER=*/{6}, /*KSPLIT=*/{7}>>;\n\n",
+      "/*CLUSTER=*/{6}, /*KSPLIT=*/{7}{8}>>;\n\n",
       g.bm, g.bn, g.stages, g.wgrad() ? "true" : "false",
       g.out == DType::F32 ? "true" : "false", g.accumulate ? "true" : "false",
-      g.cluster, g.ksplit);
+      g.cluster, g.ksplit,
+      g.kblocks > 0 ? ", /*KBLOCKS=*/" + std::to_string(g.kblocks)
+                    : std::string());
   os << "extern \"C\" __global__ void __launch_bounds__(BsKernel::kThreads, "
         "1)\n"
      << name << "(const __grid_constant__ bs::GemmParams p,\n"

@@ -47,7 +47,8 @@ llvm::StringRef blockscale::toString(Grouping g) {
 int blockscale::dtypeBytes(DType t) { return t == DType::F32 ? 4 : 2; }
 
 int GemmKernelSpec::smemBytes() const {
-  return bs::gemmSmemBytes(bm, bn, stages, dtypeBytes(out), wgrad(), ksplit);
+  return bs::gemmSmemBytes(bm, bn, stages, dtypeBytes(out), wgrad(), ksplit,
+                           kblocks);
 }
 
 int QuantKernelSpec::threads() const {
@@ -107,6 +108,8 @@ std::string KernelSpec::serialize() const {
                          gemm.accumulate ? 1 : 0, gemm.bm, gemm.bn,
                          gemm.stages, gemm.cluster, gemm.ksplit)
                .str() +
+           (gemm.kblocks > 0 ? " kblocks=" + std::to_string(gemm.kblocks)
+                             : std::string()) +
            dbg;
   if (kind == KernelKind::GroupedGemm)
     return llvm::formatv("kind=grouped name={0} a={1} b={2} out={3} bm={4} "
@@ -227,6 +230,15 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
       if (!ks)
         return ks.takeError();
       spec.gemm.ksplit = *ks;
+    }
+    // (None: the kernel serves any K.)
+    if (kv.count("kblocks")) {
+      auto kb = getInt("kblocks");
+      if (!kb)
+        return kb.takeError();
+      if (*kb < 0)
+        return bad("kblocks=" + std::to_string(*kb));
+      spec.gemm.kblocks = *kb;
     }
     return spec;
   }

@@ -46,6 +46,10 @@ struct GemmKernelSpec {
   /// through distributed shared memory (GemmSm90's KSPLIT; the launch's
   /// splits must equal it). 1: split-K, if any, goes through the workspace.
   int ksplit = 1;
+  /// > 0: the kernel is specialized for ceil(K / 128) = kblocks (its K loop
+  /// runs in unrolled, stage-aligned rounds; GemmConfig::kAlignedK); 0: any
+  /// K. Only the tiles that use it get one (see emitGemmKernel).
+  int kblocks = 0;
   /// CTAs per thread-block cluster at launch (1: no cluster).
   int clusterCtas() const { return cluster * ksplit; }
   bool wgrad() const { return form == GemmForm::Wgrad; }

@@ -10,6 +10,7 @@
 #include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
 #include "blockscale/Runtime/Nvrtc.h"
 #include "blockscale/Target/Cuda/CudaEmitter.h"
+#include "blockscale/Target/Cuda/Kernels/params.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -64,6 +65,20 @@ FailureOr<EmittedKernel> mlir::blockscale::emitGemmKernel(MatmulOp op,
   g.stages = tile.getStages();
   g.cluster = tile.getCluster();
   g.ksplit = tile.getKsplit();
+  // Two-wave forward tiles without splits are specialized for a static K
+  // (GemmConfig::kAlignedK; the kernel falls back to its run-time K loop
+  // for a launch with workspace splits, so the specialization only costs a
+  // kernel per K).
+  int64_t kStatic = op.getA().getType().getShape()[1];
+  // Its tile's B scales live in shared memory (gemmSbStashBytes): only
+  // where they fit.
+  if (!ShapedType::isDynamic(kStatic) && g.bm == 256 && !g.wgrad() &&
+      g.ksplit == 1 && tile.getSplits() <= 1) {
+    int kb = static_cast<int>((kStatic + 127) / 128);
+    if (bs::gemmSmemBytes(g.bm, g.bn, g.stages, bsrt::dtypeBytes(g.out),
+                          false, 1, kb) <= bs::kMaxDynamicSmemBytes)
+      g.kblocks = kb;
+  }
   k.spec.debug = debug;
   k.spec.name = bsrt::kernelName(k.spec);
   k.launch.splits = tile.getSplits();

@@ -24,7 +24,8 @@ __host__ __device__ constexpr int constGcd(int a, int b) {
 }
 
 template <int BM_, int BN_, int STAGES_, bool WGRAD_, bool OUT_F32_,
-          bool ACCUMULATE_, int CLUSTER_ = 1, int KSPLIT_ = 1>
+          bool ACCUMULATE_, int CLUSTER_ = 1, int KSPLIT_ = 1,
+          int KBLOCKS_ = 0>
 struct GemmConfig {
   static constexpr int BM = BM_, BN = BN_, BK = 128, STAGES = STAGES_;
   static constexpr bool WGRAD = WGRAD_, OUT_F32 = OUT_F32_;
@@ -42,6 +43,10 @@ struct GemmConfig {
                 "C += AB with splits summed in a cluster is f32 only");
   // CTAs per cluster, whichever the reason.
   static constexpr int kClusterCtas = CLUSTER * KSPLIT;
+  // K-blocks (ceil(K / 128)) the kernel is specialized for; 0: any K (the
+  // count is read from GemmParams at run time).
+  static constexpr int KBLOCKS = KBLOCKS_;
+  static_assert(KBLOCKS >= 0, "KBLOCKS: 0 (run-time K) or ceil(K / 128)");
   static_assert(BM == 64 || BM == 128 || BM == 256,
                 "one or two m64 consumer warpgroups, one or two waves");
   static_assert(BN % 16 == 0 && BN >= 16 && BN <= 192, "wgmma N");
@@ -70,6 +75,16 @@ struct GemmConfig {
   // pairs and two-wave tiles keep the one-block-at-a-time loop.
   static constexpr bool kPipeline = BN <= 128 && CLUSTER == 1 && kWaves == 1;
 
+  // Stage-aligned K loop (GemmMainloop::mainloopAligned): with the K-block
+  // count known at compile time, every work unit walks the ring from stage 0
+  // in rounds of STAGES K-blocks (the last round padded with empty stages),
+  // so that the unrolled round names each stage, its barriers and operand
+  // addresses as constants, and the two consumer warpgroups issue without
+  // taking turns. Two-wave tiles of the forward recipe without cluster
+  // splits; used when the launch has no workspace splits either.
+  static constexpr bool kAlignedK =
+      KBLOCKS > 0 && kWaves == 2 && !WGRAD && KSPLIT == 1 && !kPipeline;
+
   // Register budgets after setmaxnreg: the producer needs few; the consumers
   // hold two BN/2-float accumulators. Totals stay within 64K registers.
   static constexpr int kProducerRegs = 40;
@@ -91,6 +106,13 @@ struct GemmConfig {
   static constexpr u32 kTxBytes =
       kABytes + kBBytes + BM * 4 + (WGRAD ? BN * 4 : 0);
 
+  // Stage-aligned kernels: the tile's B scales of all K-blocks, two tiles'
+  // worth (gemmSbStashBytes); one buffer's floats.
+  static constexpr int kSbStash = kAlignedK ? gemmSbStashFloats(BN, KBLOCKS) : 0;
+  // Bytes of the B-scale region: per-stage rows (wgrad) or the stash.
+  static constexpr int kSBBytes =
+      WGRAD ? STAGES * kSBStage : gemmSbStashBytes(BN, kAlignedK ? KBLOCKS : 0);
+
   // The epilogue's staging of the output tile, which is also the receive
   // buffer of the cluster-summed splits (KSPLIT).
   static constexpr int kCBytes =
@@ -101,7 +123,7 @@ struct GemmConfig {
   // per consumer warpgroup and the cluster-summed splits (which do not use
   // the workspace) as their ready / freed mbarriers.
   template <int SBBytes, int = 0> struct Tail {
-    float sb[STAGES][SBBytes / 4];
+    float sb[SBBytes / 4];
     u64 ring[2 * STAGES];
     u64 flag[2];
   };
@@ -118,10 +140,11 @@ struct GemmConfig {
     unsigned char b[STAGES][kBBytes];
     unsigned char c[kCBytes];
     float sa[STAGES][BM];
-    Tail<WGRAD ? kSBStage : 0> tail; // scales of B (wgrad), barriers
+    Tail<kSBBytes> tail; // scales of B (wgrad / stash), barriers
   };
   static_assert(sizeof(SharedStorage) + 1024 ==
-                    gemmSmemBytes(BM, BN, STAGES, kOutBytes, WGRAD, KSPLIT),
+                    gemmSmemBytes(BM, BN, STAGES, kOutBytes, WGRAD, KSPLIT,
+                                  kAlignedK ? KBLOCKS : 0),
                 "host and device disagree on the shared-memory layout");
   static_assert(sizeof(SharedStorage) + 1024 <= kMaxDynamicSmemBytes,
                 "exceeds 227 KB of shared memory");
@@ -129,13 +152,13 @@ struct GemmConfig {
   // Byte offsets of the regions from the aligned base: each region follows
   // the previous one without padding (the size check below fails if the
   // compiler inserted any).
-  using TailT = Tail<WGRAD ? kSBStage : 0>;
+  using TailT = Tail<kSBBytes>;
   static constexpr int kOffA = 0;
   static constexpr int kOffB = kOffA + sizeof(SharedStorage::a);
   static constexpr int kOffC = kOffB + sizeof(SharedStorage::b);
   static constexpr int kOffSA = kOffC + sizeof(SharedStorage::c);
   static constexpr int kOffTail = kOffSA + sizeof(SharedStorage::sa);
-  static constexpr int kOffSB = kOffTail; // (WGRAD only)
+  static constexpr int kOffSB = kOffTail; // (WGRAD, or the stash)
   static constexpr int kOffBar =
       kOffTail + sizeof(TailT) - sizeof(TailT::ring) - sizeof(TailT::flag);
   static constexpr int kOffFlag = kOffBar + sizeof(TailT::ring);

@@ -52,6 +52,35 @@ template <class Cfg> struct GemmEpilogue {
     if (tid == 0)
       bulkWaitRead0();
     namedBarSync(1 + wg, 128);
+    if constexpr (Cfg::kAlignedK && !OUT_F32) {
+      // bf16 through stmatrix: one m8n8.x4 per two 8-column groups stores
+      // the warp's 16 rows of both (matrices: group j rows 0-7, rows 8-15,
+      // group j + 1 rows 0-7, rows 8-15); lanes 8q..8q+7 name the rows of
+      // matrix q, each row's 8 columns one 16-byte unit of the swizzled
+      // slab.
+      const int lane = tid % 32, q = lane / 8;
+      const int row = (tid / 32) * 16 + (q & 1) * 8 + lane % 8;
+      const int swz = ((row * kSwz) >> 7) & (kSwz / 16 - 1);
+#pragma unroll
+      for (int v = 0; v < kWaves; ++v) {
+        const u32 rowBase = slab(v) + row * kSwz;
+#pragma unroll
+        for (int j = 0; j < BN / 8; j += 2) {
+          const int col = 8 * (j + (q >> 1));
+          const int chunk = col / kChunkCols;
+          const int unit = (col % kChunkCols) * kOutBytes / 16;
+          const u32 addr = rowBase + chunk * kChunkBytes + ((unit ^ swz) << 4);
+          asm volatile(
+              "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, "
+              "%4};" ::"r"(addr),
+              "r"(packBf16x2(acc[v][4 * j + 0], acc[v][4 * j + 1])),
+              "r"(packBf16x2(acc[v][4 * j + 2], acc[v][4 * j + 3])),
+              "r"(packBf16x2(acc[v][4 * j + 4], acc[v][4 * j + 5])),
+              "r"(packBf16x2(acc[v][4 * j + 6], acc[v][4 * j + 7]))
+              : "memory");
+        }
+      }
+    } else {
 #pragma unroll
     for (int v = 0; v < kWaves; ++v) {
       const u32 cBase = slab(v);
@@ -80,6 +109,7 @@ template <class Cfg> struct GemmEpilogue {
                          : "memory");
         }
       }
+    }
     }
     fenceProxyAsyncShared();
     namedBarSync(1 + wg, 128);

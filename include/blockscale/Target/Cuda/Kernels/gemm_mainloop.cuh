@@ -56,6 +56,12 @@ template <class Cfg> struct GemmMainloop {
                                  int rank,
                                  const TmaDesc &tA, const TmaDesc &tB,
                                  const TmaDesc &tSA, const TmaDesc &tSB) {
+    if constexpr (Cfg::kAlignedK) {
+      if (alignedK(p)) {
+        produceAligned(s, p, base, rank, tA, tB, tSA, tSB);
+        return;
+      }
+    }
     const Ring r = ring(base);
     Pipe st;
     for (; s.valid(); s.advance()) {
@@ -68,6 +74,51 @@ template <class Cfg> struct GemmMainloop {
                   tSB);
         BS_TIMELINE(s.first() && kb == w.kb0, FirstLoad);
         st.advance();
+      }
+    }
+  }
+
+  //===-- stage-aligned K loop (Cfg::kAlignedK) -----------------------------===//
+
+  // Every unit covers the whole K (no workspace splits) and the kernel knows
+  // its K-block count: each unit then starts on stage 0 and walks the ring
+  // in rounds of STAGES K-blocks; the last round, if K-blocks do not fill
+  // it, is padded with empty stages (the producer arrives without loading,
+  // the consumers wait and release). The ring's parity flips once a round,
+  // so a PipelineState's index stays 0 and its phase is the round's parity.
+  static constexpr int kRounds = (Cfg::KBLOCKS + STAGES - 1) / STAGES;
+  static constexpr int kLastStages = Cfg::KBLOCKS % STAGES;
+  // Whether stage i of a round holds a K-block: a constant except for the
+  // stages the last round pads (one loop for all rounds keeps a single copy
+  // of the unrolled round, and its registers, in the kernel).
+  __device__ __forceinline__ static bool realStage(int round, int i) {
+    return kLastStages == 0 || i < kLastStages || round + 1 < kRounds;
+  }
+  __device__ __forceinline__ static bool alignedK(const GemmParams &p) {
+    return Cfg::kAlignedK && p.splits == 1 && p.kBlocks == Cfg::KBLOCKS;
+  }
+
+  template <class Scheduler>
+  __device__ static void produceAligned(Scheduler s, const GemmParams &p,
+                                        u32 base, int rank, const TmaDesc &tA,
+                                        const TmaDesc &tB, const TmaDesc &tSA,
+                                        const TmaDesc &tSB) {
+    const Ring r = ring(base);
+    u32 phase = 0;
+    for (; s.valid(); s.advance()) {
+      const WorkUnit w = s.unit();
+      BS_TIMELINE(s.first(), ProdStart);
+      for (int round = 0; round < kRounds; ++round) {
+#pragma unroll
+        for (int i = 0; i < STAGES; ++i) {
+          mbarWait(r.empty(i), phase ^ 1);
+          if (realStage(round, i))
+            loadStage(w, round * STAGES + i, base, i, r.full(i), rank, tA, tB,
+                      tSA, tSB);
+          else
+            mbarArrive(r.full(i)); // an empty stage: no bytes to wait for
+        }
+        phase ^= 1;
       }
     }
   }
@@ -247,7 +298,7 @@ template <class Cfg> struct GemmMainloop {
   // free (docs/decisions.md).
   static constexpr bool kTurnTiles = BM == 256 && !WGRAD && !Cfg::kPipeline;
   __device__ __forceinline__ static bool takeTurns(const GemmParams &p) {
-    return kTurnTiles && p.kBlocks >= 32 * p.splits;
+    return kTurnTiles && !alignedK(p) && p.kBlocks >= 32 * p.splits;
   }
   __device__ __forceinline__ static void turnBegin(bool turns, int wg) {
     if (turns)
@@ -334,6 +385,110 @@ template <class Cfg> struct GemmMainloop {
     }
   }
 
+  // The stage-aligned K loop (see produceAligned): rounds of STAGES
+  // K-blocks, unrolled, so each stage's barrier, descriptors and A-scale
+  // address are constants off per-tile bases; the warpgroups issue without
+  // taking turns, each waiting only on the ring's barriers. `st.phase` is
+  // the parity of the ring's current round (st.index stays 0).
+  //
+  // The tile's B scales of all K-blocks are first copied into the stash
+  // (buffer n % 2 for the CTA's n-th unit; hi blocks after the lo ones) by
+  // all consumer threads, which then meet on named barrier 5: the K loop
+  // reads them from shared memory with constant offsets. A thread writes
+  // buffer n % 2 only after meeting the others for unit n - 1, which they
+  // reach only after their last read of unit n - 2, its previous user.
+  static constexpr int kStashBar = 5;
+  template <int SJ>
+  __device__ __forceinline__ static void
+  mainloopAligned(const GemmParams &p, u32 base, const unsigned char *smem,
+                  const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
+                  const WorkUnit &w, const TileScales &ts,
+                  float (&acc)[kWaves][kAcc], Pipe &st, int n) {
+    const Ring r = ring(base);
+    // Stage releases: with pairs, lane 0 arrives on this CTA's barrier and
+    // lane 1 on the peer's, both through cluster addresses in one predicated
+    // arrival (retire's release takes two in a row on lane 0).
+    const u32 self =
+        CLUSTER > 1 ? mapaShared(r.empty(0), clusterCtaRank()) : 0;
+    auto releaseStage = [&](const int i) {
+      __syncwarp();
+      if (CLUSTER > 1) {
+        if (lane < CLUSTER)
+          mbarArriveCluster((lane == 0 ? self : peer) + i * 8);
+      } else if (lane == 0) {
+        mbarArrive(r.empty(i));
+      }
+    };
+    float *stash = const_cast<float *>(
+                       reinterpret_cast<const float *>(smem + Cfg::kOffSB)) +
+                   (n & 1) * Cfg::kSbStash;
+    {
+      const long long step = p.sbStrideK;
+      for (int i = threadIdx.x; i < Cfg::KBLOCKS; i += kConsumers * 128) {
+        stash[i] = __ldg(ts.sb0 + i * step);
+        if (SJ < kSplitAll)
+          stash[Cfg::KBLOCKS + i] = __ldg(ts.sb1 + i * step);
+      }
+      namedBarSync(kStashBar, kConsumers * 128);
+    }
+    const u32 dA0 = static_cast<u32>(smemDescSw128(base + kOffA + wg * 64 * BK));
+    const u32 dB0 = static_cast<u32>(smemDescSw128(base + kOffB));
+    const u32 dHi = static_cast<u32>(smemDescSw128(0) >> 32);
+    auto desc = [&](u32 lo) {
+      u64 d;
+      asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"(dHi));
+      return d;
+    };
+    const float *sa0 = sSA + wg * 64 + r0;
+    const float *sbRound = stash; // this round's first K-block
+    // K-block at stage i (a constant once the round is unrolled).
+    auto block = [&](const int i) {
+      const float lo = sbRound[i];
+      const float hi = SJ < kSplitAll ? sbRound[Cfg::KBLOCKS + i] : 0.f;
+      mbarWait(r.full(i), st.phase);
+      const u32 dA = dA0 + static_cast<u32>(i * (kABytes >> 4));
+      const u32 dB = dB0 + static_cast<u32>(i * (kBBytes >> 4));
+      const float *sa = sa0 + i * BM;
+#pragma unroll
+      for (int v = 0; v < kWaves; ++v) {
+        float t[kAcc];
+        // Shared-memory reads of the stage go before the wgmmas: once the
+        // last wave has released it, the producer may refill it.
+        const float sa0v = sa[v * kWaveRows], sa1v = sa[v * kWaveRows + 8];
+        const u32 dAv = dA + static_cast<u32>((v * kWaveRows * BK) >> 4);
+        wgmmaFence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 32; ++kk)
+          WgmmaFp8<BN>::mma(t, desc(dAv + 2 * kk), desc(dB + 2 * kk), kk > 0);
+        wgmmaCommit();
+        const BlockScales sc = blockScales(sa0v, sa1v, lo, hi);
+        wgmmaWait<0>();
+#pragma unroll
+        for (int j = 0; j < kAcc; ++j)
+          fenceOperand(t[j]);
+        // The stage's last reader (fwd: the promotion reads no shared
+        // memory): free it first.
+        if (v == kWaves - 1)
+          releaseStage(i);
+        promote<SJ>(acc[v], t, sc, smem, i, c0);
+      }
+    };
+    for (int round = 0; round < kRounds; ++round) {
+#pragma unroll
+      for (int i = 0; i < STAGES; ++i) {
+        if (realStage(round, i)) {
+          block(i);
+        } else {
+          // A stage the last round pads: nothing landed, release it.
+          mbarWait(r.full(i), st.phase);
+          releaseStage(i);
+        }
+      }
+      sbRound += STAGES;
+      st.phase ^= 1;
+    }
+  }
+
   // One step of the pipelined main loop: issue K-block `kb` into `tn`, wait
   // only for the previous one (in `tc`) and promote it while `kb` runs, so
   // that the tensor cores never wait for a promotion.
@@ -395,11 +550,18 @@ template <class Cfg> struct GemmMainloop {
   run(const GemmParams &p, u32 base, const unsigned char *smem,
       const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
       const WorkUnit &w, const TileScales &ts, float (&acc)[kWaves][kAcc],
-      Pipe &st) {
+      Pipe &st, int n = 0) {
     if constexpr (SJ < kSplitAll) {
       if (ts.splitJ != SJ) {
         run<SJ + kSplitStep>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
-                             acc, st);
+                             acc, st, n);
+        return;
+      }
+    }
+    if constexpr (Cfg::kAlignedK) {
+      if (alignedK(p)) {
+        mainloopAligned<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
+                            acc, st, n);
         return;
       }
     }

@@ -91,6 +91,17 @@ struct GemmSm90 {
     if (wg == kConsumers) {
       setMaxNRegDec<Cfg::kProducerRegs>();
       BS_TIMELINE(tid == 0, ProdReg);
+      if constexpr (Cfg::kAlignedK) {
+        // One thread produces; the producer warpgroup's other warps have
+        // nothing left to do (no cluster-summed splits here): they count in
+        // the final cluster barrier and leave, so that the schedulers see
+        // only the warps that issue.
+        if (tid >= 32) {
+          if (CLUSTER > 1)
+            clusterArrive();
+          return;
+        }
+      }
       if (tid == 0)
         Mainloop::produce(sched, p, base, rank, tA, tB, tSA, tSB);
       if (KSPLIT > 1) {
@@ -170,7 +181,7 @@ struct GemmSm90 {
       }
 #endif
       Mainloop::run(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts, acc,
-                    st);
+                    st, n);
       BS_TIMELINE(wg == 0 && tid == 0, LoopEnd);
 
       if (KSPLIT > 1) {

@@ -149,16 +149,30 @@ BS_HOST_DEVICE constexpr int gemmKsplitRecvBytes(int bm, int bn, int ksplit) {
 // Dynamic shared memory of a GEMM configuration; the kernel's SharedStorage
 // (gemm_config.cuh) holds the same regions in the same order and checks
 // its size against this.
+// Stage-aligned kernels (GemmConfig::kAlignedK, kblocks > 0) keep a tile's
+// B scales of every K-block in shared memory, two tiles' worth (the
+// consumers fill one while the other may still be read): per K-block one
+// scale, or two when BN does not divide 128 (a tile may straddle two
+// 128-wide scale blocks).
+BS_HOST_DEVICE constexpr int gemmSbStashFloats(int bn, int kblocks) {
+  return kblocks * (128 % bn == 0 ? 1 : 2);
+}
+BS_HOST_DEVICE constexpr int gemmSbStashBytes(int bn, int kblocks) {
+  return kblocks > 0 ? (2 * gemmSbStashFloats(bn, kblocks) * 4 + 127) / 128 * 128
+                     : 0;
+}
+
 BS_HOST_DEVICE constexpr int gemmSmemBytes(int bm, int bn, int stages,
                                            int outBytes, bool wgrad,
-                                           int ksplit = 1) {
+                                           int ksplit = 1, int kblocks = 0) {
   return 1024 /* base alignment slack for 128B-swizzled TMA boxes */ +
          stages * (bm * 128 + bn * 128) /* A and B tiles */ +
          constMax(bm * bn * outBytes,
                   gemmKsplitRecvBytes(bm, bn, ksplit)) /* epilogue staging
                                                           or receive buffer */ +
          stages * bm * 4 /* A scales */ +
-         (wgrad ? stages * ((bn * 4 + 127) / 128 * 128) : 0) /* B scales */ +
+         (wgrad ? stages * ((bn * 4 + 127) / 128 * 128)
+                : gemmSbStashBytes(bn, kblocks)) /* B scales */ +
          stages * 2 * 8 /* full/empty mbarriers */ + 16 /* split-K flag */;
 }
 
