@@ -18,8 +18,9 @@ blockscale's casts), each in its own layouts:
   blockscale   grouped_mm / grouped_mm_masked (offsets and counts on the device);
   DeepGEMM     m_grouped_fp8_gemm_nt_contiguous on A copied into groups padded to
                its M alignment with a per-row group index (-1 on padding rows),
-               and m_grouped_fp8_gemm_nt_masked with expected_m = Mmax; its
-               scales MN-major as it reads them (copies made outside the timing);
+               and m_grouped_fp8_gemm_nt_masked with expected_m = Mmax on
+               buffers of Mmax rounded up to 128 rows per group; its scales
+               MN-major as it reads them (copies made outside the timing);
   dense loop   one blockscale.scaled_mm per group on the group's rows (sizes
                known on the host).
 Each is checked against an f32 product of the dequantized operands (relative
@@ -199,10 +200,18 @@ def masked_case(G, Mmax, N, K, dg, seed):
 
     if dg is not None:
         try:
-            sa_dg = as_.transpose(1, 2).contiguous().transpose(1, 2)  # per group MN-major
-            d = torch.full((G, Mmax, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+            # Its masked kernel reads whole blocks of rows per group: a
+            # buffer of Mmax rows rounded up to 128 per group, as its users
+            # allocate (the valid rows are the same).
+            Mdg = -(-Mmax // 128) * 128
+            aq_dg = torch.zeros((G, Mdg, K), device="cuda", dtype=aq.dtype)
+            aq_dg[:, :Mmax] = aq
+            sa_dg = torch.zeros((G, kb, Mdg), device="cuda", dtype=torch.float32)
+            sa_dg[:, :, :Mmax] = as_.transpose(1, 2)
+            sa_dg = sa_dg.transpose(1, 2)  # per group MN-major
+            d = torch.full((G, Mdg, N), float("nan"), device="cuda", dtype=torch.bfloat16)
             call = lambda: dg.m_grouped_fp8_gemm_nt_masked(  # noqa: E731
-                (aq, sa_dg), (bq, bs.contiguous()), d, counts, Mmax)
+                (aq_dg, sa_dg), (bq, bs.contiguous()), d, counts, Mmax)
             call()
             torch.cuda.synchronize()
             row["deepgemm_relerr"] = check_groups(lambda g: d[g, :counts_l[g]], refs)

@@ -26,11 +26,11 @@ static constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
 static constexpr int64_t kMaxGroups = 1 << 16;
 
 std::string GroupedGemmDesc::key() const {
-  return llvm::formatv("grouped:{0}:{1}:{2}:{3}:{4}:{5}:{6}:{7}:{8}:{9}:{10}:{11}",
-                       toString(grouping), groups, n, k,
-                       grouping == Grouping::Masked ? mMax : 0, toString(a),
-                       toString(b), toString(out), mPerGroupHint, forceTile,
-                       numSMs, debug)
+  return llvm::formatv(
+             "grouped:{0}:{1}:{2}:{3}:{4}:{5}:{6}:{7}:{8}:{9}:{10}:{11}",
+             toString(grouping), groups, n, k,
+             grouping == Grouping::Masked ? mMax : 0, toString(a), toString(b),
+             toString(out), mPerGroupHint, forceTile, numSMs, debug)
       .str();
 }
 
@@ -41,8 +41,8 @@ llvm::Error GroupedGemmDesc::validate() const {
         kMaxGroups, groups));
   if (n <= 0 || k <= 0 || n > kMaxDim || k > kMaxDim)
     return invalidArgument(llvm::formatv(
-        "GroupedGemmDesc: expected 0 < N, K < 2^31 but got N = {0}, K = {1}",
-        n, k));
+        "GroupedGemmDesc: expected 0 < N, K < 2^31 but got N = {0}, K = {1}", n,
+        k));
   if (groups * n > kMaxDim)
     return invalidArgument(llvm::formatv(
         "GroupedGemmDesc: the kernel addresses B as (G * N, K) rows and "
@@ -88,9 +88,10 @@ llvm::Error GroupedGemmDesc::validate() const {
   return llvm::Error::success();
 }
 
-llvm::Expected<KernelSpec>
-GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b, DType out, int bm, int bn,
-                           int stages, unsigned debug) {
+llvm::Expected<KernelSpec> GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b,
+                                                      DType out, int bm, int bn,
+                                                      int stages,
+                                                      unsigned debug) {
   const bool bnOk = bn >= 16 && bn <= 192 && bn % 16 == 0 &&
                     (bn <= 128 || bn == 144 || bn == 160 || bn == 192) &&
                     (bm != 256 || bn <= 128);
@@ -129,9 +130,9 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   // Small groups waste most of a 128-row tile past their last row; large
   // ones load each K-block of B once per 256 rows (two waves) where the
   // bf16 staging leaves room for a 3-deep ring (f32 leaves one stage).
-  int bm = perGroup <= 64                               ? 64
+  int bm = perGroup <= 64                             ? 64
            : perGroup >= 2048 && d.out == DType::BF16 ? 256
-                                                        : 128;
+                                                      : 128;
   int bn = 128, stages = 0;
   if (!d.forceTile.empty()) {
     llvm::SmallVector<llvm::StringRef> items;
@@ -140,8 +141,8 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
       auto [key, value] = item.trim().split('=');
       int v = 0;
       bool bad = value.trim().getAsInteger(10, v);
-      int *slot = key == "bm" ? &bm
-                  : key == "bn" ? &bn
+      int *slot = key == "bm"       ? &bm
+                  : key == "bn"     ? &bn
                   : key == "stages" ? &stages
                                     : nullptr;
       if (!slot || bad)
@@ -181,9 +182,8 @@ void GroupedGemmFamily::writeInstantiation(const Spec &g,
      << name << "(const __grid_constant__ bs::GroupedGemmParams p,\n"
      << "    const __grid_constant__ bs::TmaDesc tA,\n"
      << "    const __grid_constant__ bs::TmaDesc tB,\n"
-     << "    const __grid_constant__ bs::TmaDesc tSA,\n"
      << "    const __grid_constant__ bs::TmaDesc tC) {\n"
-     << "  BsKernel::run(p, tA, tB, tSA, tC);\n}\n";
+     << "  BsKernel::run(p, tA, tB, tC);\n}\n";
 }
 
 llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
@@ -222,9 +222,9 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
     const char *name;
     const void *ptr;
     bool tma;
-  } ptrs[] = {{"A", a.a, true},          {"A scales", a.sa, true},
-              {"B", a.b, true},          {"B scales", a.sb, false},
-              {"groups", a.groups, false}, {"C", a.c, true}};
+  } ptrs[] = {
+      {"A", a.a, true},          {"A scales", a.sa, false},   {"B", a.b, true},
+      {"B scales", a.sb, false}, {"groups", a.groups, false}, {"C", a.c, true}};
   for (auto &p : ptrs) {
     if (!p.ptr)
       return invalidArgument(
@@ -267,9 +267,8 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   const int64_t tilesN = ceilDiv(n, s.bn);
   // Every group's rows are tiled on their own: at most one partial tile per
   // group beyond the tiles of all rows together.
-  const int64_t maxUnits =
-      masked ? g * ceilDiv(desc.mMax, s.bm) * tilesN
-             : (ceilDiv(rows, s.bm) + g) * tilesN;
+  const int64_t maxUnits = masked ? g * ceilDiv(desc.mMax, s.bm) * tilesN
+                                  : (ceilDiv(rows, s.bm) + g) * tilesN;
   if (maxUnits >= (int64_t(1) << 31) || rows + s.bm >= (int64_t(1) << 31))
     return invalidArgument(llvm::formatv(
         "launchGroupedGemm: {0} rows in {1} groups of N = {2} make up to {3} "
@@ -291,15 +290,14 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   const int swzBytes =
       rowBytes % 128 == 0 ? 128 : (rowBytes % 64 == 0 ? 64 : 32);
   const int chunkCols = swzBytes / ob;
-  thread_local TensorMapCache<4, 10> mc;
-  const int64_t key[10] = {keyOf(a.a), keyOf(a.b), keyOf(a.sa), keyOf(a.c),
-                           rows,       n,          k,           g,
-                           ldsa,       s.bm * 1000 + s.bn};
+  thread_local TensorMapCache<3, 10> mc;
+  const int64_t key[10] = {
+      keyOf(a.a), keyOf(a.b), keyOf(a.sa), keyOf(a.c), rows,
+      n,          k,          g,           ldsa,       s.bm * 1000 + s.bn};
   CUcontext curCtx = nullptr;
   if (auto e = d.check(d.cuCtxGetCurrent(&curCtx), "cuCtxGetCurrent"))
     return e;
-  CUtensorMap &tA = mc.maps[0], &tB = mc.maps[1], &tSA = mc.maps[2],
-              &tC = mc.maps[3];
+  CUtensorMap &tA = mc.maps[0], &tB = mc.maps[1], &tC = mc.maps[2];
   if (!mc.holds(kernel.uid, curCtx, key)) {
     mc.forget();
     auto swz = [](int bytes) {
@@ -307,17 +305,13 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
                           : (bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                                          : CU_TENSOR_MAP_SWIZZLE_32B);
     };
-    if (auto e = encodeTensorMap(d, &tA, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.a, k,
-                                 rows, k, 128, s.bm,
-                                 CU_TENSOR_MAP_SWIZZLE_128B, "A"))
+    if (auto e =
+            encodeTensorMap(d, &tA, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.a, k, rows,
+                            k, 128, s.bm, CU_TENSOR_MAP_SWIZZLE_128B, "A"))
       return e;
     if (auto e = encodeTensorMap(d, &tB, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.b, k,
                                  g * n, k, 128, s.bn,
                                  CU_TENSOR_MAP_SWIZZLE_128B, "B"))
-      return e;
-    if (auto e = encodeTensorMap(d, &tSA, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, a.sa,
-                                 rows, kBlocks, ldsa * 4, s.bm, 1,
-                                 CU_TENSOR_MAP_SWIZZLE_NONE, "A scales"))
       return e;
     if (auto e = encodeTensorMap(
             d, &tC,
@@ -349,6 +343,8 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   p.masked = masked ? 1 : 0;
   p.mMax = masked ? int(desc.mMax) : 0;
   p.sbStrideG = sbG;
+  p.sa = static_cast<const float *>(a.sa);
+  p.ldsa = ldsa;
 
   auto sms = currentDeviceSMs();
   if (!sms)
@@ -366,7 +362,7 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   CUlaunchAttribute attrs[2];
   std::memset(attrs, 0, sizeof(attrs));
   addProgrammaticLaunch(cfg, attrs);
-  void *params[] = {&p, &tA, &tB, &tSA, &tC};
+  void *params[] = {&p, &tA, &tB, &tC};
   return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
                  "cuLaunchKernelEx");
 }

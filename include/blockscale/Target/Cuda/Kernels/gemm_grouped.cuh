@@ -1,4 +1,5 @@
-//===- gemm_grouped.cuh - m-grouped FP8 GEMMs (mixture of experts) *- CUDA -*-===//
+//===- gemm_grouped.cuh - m-grouped FP8 GEMMs (mixture of experts) *- CUDA
+//-*-===//
 //
 // Part of blockscale, under the Apache License v2.0 with LLVM Exceptions.
 // See LICENSE for license information.
@@ -20,6 +21,12 @@
 // from registers, since a TMA box cannot be clipped at an arbitrary row.
 // Tiles that lie inside their group take the TMA-store epilogue.
 //
+// A tile's 1x128 A scales are BM consecutive floats from its first row,
+// which is any row: a TMA box must start 16-byte aligned in its innermost
+// dimension (here the rows), so the producer warp copies them with 4-byte
+// cp.async instead, each lane arriving on the stage's full barrier when its
+// copies land (the barrier counts the TMA thread's arrival and 32 more).
+//
 // The work units of all groups form one sequence (group by group, the
 // dense raster order inside a group) which the persistent CTAs walk with a
 // stride, so groups of very different sizes cost what their tiles cost,
@@ -35,6 +42,21 @@
 #include "blockscale/tile_scheduler.cuh"
 
 namespace bs {
+
+// 4 bytes global -> shared, zero-filled where `valid` is false (nothing is
+// read then).
+__device__ __forceinline__ void cpAsync4(u32 dst, const float *src,
+                                         bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst),
+               "l"(src), "r"(valid ? 4 : 0)
+               : "memory");
+}
+// Arrives on `bar` once this thread's earlier cp.async copies have landed,
+// without raising the barrier's expected count (it was initialized with it).
+__device__ __forceinline__ void cpAsyncArriveNoinc(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar)
+               : "memory");
+}
 
 // A dense WorkUnit plus where its group puts it (tile_scheduler.cuh): mb is
 // the tile row inside the group, m0 the tile's first row of A and C, mEnd
@@ -58,8 +80,8 @@ template <class Cfg> struct GroupedTileScheduler {
 
   // Reads nothing from global memory: the kernel constructs it before its
   // programmatic-launch wait, and the sizes may come from the kernel before.
-  __device__ __forceinline__ GroupedTileScheduler(const GroupedGemmParams &params,
-                                                  int)
+  __device__ __forceinline__
+  GroupedTileScheduler(const GroupedGemmParams &params, int)
       : p(params), u(static_cast<int>(blockIdx.x)),
         stride(static_cast<int>(gridDim.x)) {}
 
@@ -132,9 +154,10 @@ template <class Cfg> struct GroupedGemmSm90 {
   static constexpr int kConsumers = Cfg::kConsumers, kWaves = Cfg::kWaves,
                        kWaveRows = Cfg::kWaveRows, kAcc = Cfg::kAcc;
 
+  static constexpr int kScaleLanes = 32;
+
   __device__ static void run(const GroupedGemmParams &p, const TmaDesc &tA,
-                             const TmaDesc &tB, const TmaDesc &tSA,
-                             const TmaDesc &tC) {
+                             const TmaDesc &tB, const TmaDesc &tC) {
     extern __shared__ __align__(1024) unsigned char smemRaw[];
     const u32 rawAddr = smemAddr(smemRaw);
     const u32 base = (rawAddr + 1023u) & ~1023u;
@@ -146,11 +169,10 @@ template <class Cfg> struct GroupedGemmSm90 {
 
     gridDepLaunchDependents();
     if (threadIdx.x == 0) {
-      Mainloop::ring(base).init(1, kConsumers * 4);
+      Mainloop::ring(base).init(1 + kScaleLanes, kConsumers * 4);
       fenceBarrierInit();
       tmaPrefetchDesc(tA);
       tmaPrefetchDesc(tB);
-      tmaPrefetchDesc(tSA);
       tmaPrefetchDesc(tC);
     }
     __syncthreads();
@@ -159,8 +181,8 @@ template <class Cfg> struct GroupedGemmSm90 {
 
     if (wg == kConsumers) {
       setMaxNRegDec<Cfg::kProducerRegs>();
-      if (tid == 0)
-        produce(sched, p, base, tA, tB, tSA);
+      if (tid < kScaleLanes)
+        produce(sched, p, base, tA, tB, tid);
     } else {
       setMaxNRegInc<Cfg::kConsumerRegs>();
       consume(sched, p, base, smem, wg, tid, tC);
@@ -168,8 +190,8 @@ template <class Cfg> struct GroupedGemmSm90 {
   }
 
   __device__ static void produce(Scheduler s, const GroupedGemmParams &p,
-                                 u32 base, const TmaDesc &tA,
-                                 const TmaDesc &tB, const TmaDesc &tSA) {
+                                 u32 base, const TmaDesc &tA, const TmaDesc &tB,
+                                 int lane) {
     const typename Cfg::Ring r = Mainloop::ring(base);
     typename Cfg::Pipe st;
     for (; s.valid(); s.advance()) {
@@ -178,12 +200,24 @@ template <class Cfg> struct GroupedGemmSm90 {
         r.producerAcquire(st);
         const int stage = st.index;
         const u32 full = r.full(stage);
-        mbarArriveExpectTx(full, Cfg::kTxBytes);
-        tmaLoad2d(base + Cfg::kOffA + stage * Cfg::kABytes, tA, full, kb * BK,
-                  w.m0);
-        tmaLoad2d(base + Cfg::kOffB + stage * Cfg::kBBytes, tB, full, kb * BK,
-                  w.bRow0);
-        tmaLoad2d(base + Cfg::kOffSA + stage * BM * 4, tSA, full, w.m0, kb);
+        if (lane == 0) {
+          mbarArriveExpectTx(full, Cfg::kTxBytes - BM * 4);
+          tmaLoad2d(base + Cfg::kOffA + stage * Cfg::kABytes, tA, full, kb * BK,
+                    w.m0);
+          tmaLoad2d(base + Cfg::kOffB + stage * Cfg::kBBytes, tB, full, kb * BK,
+                    w.bRow0);
+        }
+        const float *sa =
+            p.sa + static_cast<long long>(kb) * p.ldsa + w.m0 + lane;
+        const u32 dst = base + Cfg::kOffSA + stage * BM * 4 + lane * 4;
+        // Rows of A from this lane's first row on; none are read past them.
+        const int left = p.gemm.m - w.m0 - lane;
+#pragma unroll
+        for (int j = 0; j < BM / kScaleLanes; ++j) {
+          const int i = j * kScaleLanes;
+          cpAsync4(dst + i * 4, sa + (i < left ? i : 0), i < left);
+        }
+        cpAsyncArriveNoinc(full);
         st.advance();
       }
     }
@@ -206,7 +240,8 @@ template <class Cfg> struct GroupedGemmSm90 {
           const int row = m0 + v * kWaveRows + wg * 64 + r0 + 8 * h;
           if (row >= mEnd || col >= n)
             continue;
-          const float x0 = acc[v][4 * j + 2 * h], x1 = acc[v][4 * j + 2 * h + 1];
+          const float x0 = acc[v][4 * j + 2 * h],
+                      x1 = acc[v][4 * j + 2 * h + 1];
           const long long at = static_cast<long long>(row) * p.gemm.ldc + col;
           if (Cfg::OUT_F32)
             *reinterpret_cast<float2 *>(static_cast<float *>(p.gemm.c) + at) =
@@ -219,8 +254,8 @@ template <class Cfg> struct GroupedGemmSm90 {
   }
 
   __device__ static void consume(Scheduler s, const GroupedGemmParams &p,
-                                 u32 base, unsigned char *smem, int wg,
-                                 int tid, const TmaDesc &tC) {
+                                 u32 base, unsigned char *smem, int wg, int tid,
+                                 const TmaDesc &tC) {
     const int warp = tid / 32, lane = tid % 32;
     const int r0 = warp * 16 + lane / 4;
     const int c0 = 2 * (lane % 4);

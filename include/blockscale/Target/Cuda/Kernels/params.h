@@ -100,6 +100,9 @@ struct GroupedGemmParams {
   int masked; // nonzero: group g owns rows [g * mMax, (g + 1) * mMax)
   int mMax;
   long long sbStrideG; // B scales of group g start at sb + g * sbStrideG
+  // A's 1x128 scales, rows-contiguous: row r, K-block kb at sa[kb * ldsa + r].
+  const float *sa;
+  long long ldsa;
 };
 
 // Split-K workspace layout: a fixed block of counters first, then the
