@@ -13,9 +13,8 @@
 // CHECK: bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn128_s5(const __grid_constant__ bs::GroupedGemmParams p,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tA,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tB,
-// CHECK-NEXT: const __grid_constant__ bs::TmaDesc tSA,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tC) {
-// CHECK-NEXT: BsKernel::run(p, tA, tB, tSA, tC);
+// CHECK-NEXT: BsKernel::run(p, tA, tB, tC);
 // CHECK: // launch: raster=8
 
 // FORCE-LABEL: func.func @contiguous
