@@ -88,14 +88,19 @@ llvm::Error GroupedGemmDesc::validate() const {
   return llvm::Error::success();
 }
 
+/// The tiles the kernel is instantiated for.
+static bool tileShapeOk(int bm, int bn) {
+  const bool bnOk = bn >= 16 && bn <= 192 && bn % 16 == 0 &&
+                    (bn <= 128 || bn == 144 || bn == 160 || bn == 192) &&
+                    (bm != 256 || bn <= 128);
+  return (bm == 64 || bm == 128 || bm == 256) && bnOk;
+}
+
 llvm::Expected<KernelSpec> GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b,
                                                       DType out, int bm, int bn,
                                                       int stages,
                                                       unsigned debug) {
-  const bool bnOk = bn >= 16 && bn <= 192 && bn % 16 == 0 &&
-                    (bn <= 128 || bn == 144 || bn == 160 || bn == 192) &&
-                    (bm != 256 || bn <= 128);
-  if ((bm != 64 && bm != 128 && bm != 256) || !bnOk)
+  if (!tileShapeOk(bm, bn))
     return invalidArgument(llvm::formatv(
         "grouped GEMM: expected bm in {{64, 128, 256} and bn a multiple of 16 "
         "up to 128 (or 144, 160, 192; at most 128 with bm = 256) but got "
@@ -153,7 +158,10 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
       *slot = v;
     }
   }
-  if (stages == 0)
+  // The default depth is the deepest that fits, which is only defined for
+  // a tile the kernel has (a forced bm or bn of any int would overflow the
+  // shared-memory sizes); specFor reports any other tile.
+  if (stages == 0 && tileShapeOk(bm, bn))
     stages = std::max(1, bs::gemmMaxStages(bm, bn, dtypeBytes(d.out), false,
                                            bs::kMaxDynamicSmemBytes));
   return specFor(d.a, d.b, d.out, bm, bn, stages, d.debug);

@@ -162,6 +162,28 @@ TEST(GroupedCAPI, BadDescriptionsNameTheFix) {
   EXPECT_TRUE(has(e, "timeline stamps are for dense GEMMs")) << e;
 }
 
+// A forced tile of any int is named as a bad tile: the default pipeline
+// depth is not computed for it (its shared-memory size would overflow an
+// int, undefined behaviour that the sanitized builds report).
+TEST(GroupedCAPI, HugeForcedTilesAreRejectedWithoutOverflow) {
+  bs_grouped_gemm_desc_t d = validDesc();
+  for (const char *tile :
+       {"bm=2147483647,bn=2147483647", "bm=16777216", "bm=128,bn=2147483647",
+        "bm=-2147483648,bn=-2147483648", "bn=0"}) {
+    d.force_tile = tile;
+    std::string e = rejected(d);
+    EXPECT_TRUE(has(e, "expected bm in {64, 128, 256} and bn a multiple of 16"))
+        << tile << ": " << e;
+    bs_grouped_gemm_kernel_t k = nullptr;
+    EXPECT_EQ(bs_grouped_gemm_kernel_create(&d, &k), BS_ERROR_INVALID_ARGUMENT) << tile;
+    EXPECT_EQ(k, nullptr);
+  }
+  // Past int: the parser's error, not a wrapped value.
+  d.force_tile = "bm=99999999999";
+  EXPECT_TRUE(has(rejected(d), "expected forceTile as bm=<int>,bn=<int>,stages=<int>"))
+      << bs_last_error();
+}
+
 TEST(GroupedCAPI, NullArgumentsAreErrors) {
   bs_grouped_gemm_kernel_t k = reinterpret_cast<bs_grouped_gemm_kernel_t>(0x1);
   EXPECT_EQ(bs_grouped_gemm_kernel_create(nullptr, &k), BS_ERROR_INVALID_ARGUMENT);
