@@ -226,11 +226,6 @@ llvm::Error GemmFamily::launch(CompiledKernel &kernel, const LaunchConfig &launc
   if (!fn)
     return fn.takeError();
 
-  // Mirrors GemmConfig::kSwz / kChunkCols.
-  const int rowBytes = s.bn * ob;
-  const int swzBytes =
-      rowBytes % 128 == 0 ? 128 : (rowBytes % 64 == 0 ? 64 : 32);
-  const int chunkCols = swzBytes / ob;
   thread_local TensorMapCache<5, 13> mc;
   const int64_t key[13] = {keyOf(a.a), keyOf(a.b),  keyOf(a.sa), keyOf(a.sb),
                            keyOf(a.c), m,           n,           k,
@@ -244,11 +239,6 @@ llvm::Error GemmFamily::launch(CompiledKernel &kernel, const LaunchConfig &launc
   if (!mc.holds(kernel.uid, curCtx, key)) {
     mc.forget();
     std::memset(&tSB, 0, sizeof(tSB));
-    auto swz = [](int bytes) {
-      return bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
-                          : (bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                         : CU_TENSOR_MAP_SWIZZLE_32B);
-    };
     // With clusters each CTA loads (and multicasts) bm / cluster rows of A.
     if (auto e = encodeTensorMap(d, &tA, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.a, k,
                                  m, lda, 128, s.bm / s.cluster,
@@ -267,11 +257,7 @@ llvm::Error GemmFamily::launch(CompiledKernel &kernel, const LaunchConfig &launc
                                    a.sb, n, kBlocks, ldsb * 4, s.bn, 1,
                                    CU_TENSOR_MAP_SWIZZLE_NONE, "B scales"))
         return e;
-    if (auto e = encodeTensorMap(
-            d, &tC,
-            s.out == DType::F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-            a.c, n, m, ldc * ob, chunkCols, 64, swz(swzBytes), "C"))
+    if (auto e = encodeGemmOutputMap(d, &tC, s.out, s.bn, a.c, n, m, ldc))
       return e;
     mc.remember(kernel.uid, curCtx, key);
   }

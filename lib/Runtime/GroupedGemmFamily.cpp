@@ -88,19 +88,11 @@ llvm::Error GroupedGemmDesc::validate() const {
   return llvm::Error::success();
 }
 
-/// The tiles the kernel is instantiated for.
-static bool tileShapeOk(int bm, int bn) {
-  const bool bnOk = bn >= 16 && bn <= 192 && bn % 16 == 0 &&
-                    (bn <= 128 || bn == 144 || bn == 160 || bn == 192) &&
-                    (bm != 256 || bn <= 128);
-  return (bm == 64 || bm == 128 || bm == 256) && bnOk;
-}
-
 llvm::Expected<KernelSpec> GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b,
                                                       DType out, int bm, int bn,
                                                       int stages,
                                                       unsigned debug) {
-  if (!tileShapeOk(bm, bn))
+  if (!bs::gemmTileImplemented(bm, bn))
     return invalidArgument(llvm::formatv(
         "grouped GEMM: expected bm in {{64, 128, 256} and bn a multiple of 16 "
         "up to 128 (or 144, 160, 192; at most 128 with bm = 256) but got "
@@ -161,7 +153,7 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   // The default depth is the deepest that fits, which is only defined for
   // a tile the kernel has (a forced bm or bn of any int would overflow the
   // shared-memory sizes); specFor reports any other tile.
-  if (stages == 0 && tileShapeOk(bm, bn))
+  if (stages == 0 && bs::gemmTileImplemented(bm, bn))
     stages = std::max(1, bs::gemmMaxStages(bm, bn, dtypeBytes(d.out), false,
                                            bs::kMaxDynamicSmemBytes));
   return specFor(d.a, d.b, d.out, bm, bn, stages, d.debug);
@@ -292,12 +284,6 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   if (!fn)
     return fn.takeError();
 
-  const int ob = dtypeBytes(s.out);
-  // Mirrors GemmConfig::kSwz / kChunkCols.
-  const int rowBytes = s.bn * ob;
-  const int swzBytes =
-      rowBytes % 128 == 0 ? 128 : (rowBytes % 64 == 0 ? 64 : 32);
-  const int chunkCols = swzBytes / ob;
   thread_local TensorMapCache<3, 10> mc;
   const int64_t key[10] = {
       keyOf(a.a), keyOf(a.b), keyOf(a.sa), keyOf(a.c), rows,
@@ -308,11 +294,6 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   CUtensorMap &tA = mc.maps[0], &tB = mc.maps[1], &tC = mc.maps[2];
   if (!mc.holds(kernel.uid, curCtx, key)) {
     mc.forget();
-    auto swz = [](int bytes) {
-      return bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
-                          : (bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                         : CU_TENSOR_MAP_SWIZZLE_32B);
-    };
     if (auto e =
             encodeTensorMap(d, &tA, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.a, k, rows,
                             k, 128, s.bm, CU_TENSOR_MAP_SWIZZLE_128B, "A"))
@@ -321,11 +302,7 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
                                  g * n, k, 128, s.bn,
                                  CU_TENSOR_MAP_SWIZZLE_128B, "B"))
       return e;
-    if (auto e = encodeTensorMap(
-            d, &tC,
-            s.out == DType::F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-            a.c, n, rows, n * ob, chunkCols, 64, swz(swzBytes), "C"))
+    if (auto e = encodeGemmOutputMap(d, &tC, s.out, s.bn, a.c, n, rows, n))
       return e;
     mc.remember(kernel.uid, curCtx, key);
   }

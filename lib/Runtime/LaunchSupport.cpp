@@ -47,6 +47,24 @@ llvm::Error detail::encodeTensorMap(const CudaDriver &d, CUtensorMap *map,
   return llvm::Error::success();
 }
 
+llvm::Error detail::encodeGemmOutputMap(const CudaDriver &d, CUtensorMap *map,
+                                        DType out, int bn, const void *c,
+                                        uint64_t n, uint64_t rows,
+                                        uint64_t ldc) {
+  const int ob = dtypeBytes(out);
+  const int rowBytes = bn * ob;
+  const int swzBytes =
+      rowBytes % 128 == 0 ? 128 : (rowBytes % 64 == 0 ? 64 : 32);
+  const CUtensorMapSwizzle swz =
+      swzBytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                      : (swzBytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                        : CU_TENSOR_MAP_SWIZZLE_32B);
+  return encodeTensorMap(d, map,
+                         out == DType::F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                           : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                         c, n, rows, ldc * ob, swzBytes / ob, 64, swz, "C");
+}
+
 /// BLOCKSCALE_PDL: unset or empty gives the default, "0" off, else on.
 static std::atomic<int> &programmaticLaunchFlag() {
   static std::atomic<int> flag([] {

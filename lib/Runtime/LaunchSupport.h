@@ -13,6 +13,7 @@
 #define BLOCKSCALE_LIB_RUNTIME_LAUNCHSUPPORT_H
 
 #include "blockscale/Runtime/CudaDriver.h"
+#include "blockscale/Runtime/KernelSpec.h"
 
 #include "llvm/Support/Error.h"
 
@@ -37,6 +38,13 @@ llvm::Error encodeTensorMap(const CudaDriver &d, CUtensorMap *map,
                             uint64_t strideBytes, uint32_t boxInner,
                             uint32_t boxOuter, CUtensorMapSwizzle swizzle,
                             const char *what);
+
+/// The output map of a GEMM kernel with bn-wide tiles: boxes of one swizzle
+/// chunk of columns by 64 rows, as the epilogue stages them (mirrors
+/// GemmConfig::kSwz / kChunkCols). `ldc` in elements.
+llvm::Error encodeGemmOutputMap(const CudaDriver &d, CUtensorMap *map,
+                                DType out, int bn, const void *c, uint64_t n,
+                                uint64_t rows, uint64_t ldc);
 
 /// The tensor maps of the last launch of one kernel on this thread, keyed
 /// by the kernel, the context and the values that determine the maps

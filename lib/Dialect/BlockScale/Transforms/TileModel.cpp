@@ -30,10 +30,7 @@ std::string TileChoice::str() const {
 }
 
 bool blockscale::isValidTile(int bm, int bn) {
-  // bm = 256 is two 64-row waves per consumer warpgroup, whose two
-  // accumulators fit the registers only up to bn = 128.
-  return (bm == 64 || bm == 128 || (bm == 256 && bn <= 128)) && bn >= 16 &&
-         bn % 16 == 0 && (bn <= 128 || bn == 144 || bn == 160 || bn == 192);
+  return bs::gemmTileImplemented(bm, bn);
 }
 
 /// ceil(a / b) for a >= 0 and b > 0, without overflowing near INT64_MAX.

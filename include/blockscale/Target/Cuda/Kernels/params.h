@@ -152,6 +152,15 @@ BS_HOST_DEVICE constexpr int gemmKsplitRecvBytes(int bm, int bn, int ksplit) {
 // Dynamic shared memory of a GEMM configuration; the kernel's SharedStorage
 // (gemm_config.cuh) holds the same regions in the same order and checks
 // its size against this.
+// The tiles the GEMM kernels are instantiated for: one or two m64 consumer
+// warpgroups (bm = 64, 128) or two 64-row waves of two (bm = 256, whose two
+// accumulators fit the registers only up to bn = 128); bn a wgmma N that
+// the epilogue's swizzled staging takes (up to 128, or 144, 160, 192).
+BS_HOST_DEVICE constexpr bool gemmTileImplemented(int bm, int bn) {
+  return (bm == 64 || bm == 128 || (bm == 256 && bn <= 128)) && bn >= 16 &&
+         bn % 16 == 0 && (bn <= 128 || bn == 144 || bn == 160 || bn == 192);
+}
+
 // Stage-aligned kernels (GemmConfig::kAlignedK, kblocks > 0) keep a tile's
 // B scales of every K-block in shared memory, two tiles' worth (the
 // consumers fill one while the other may still be read): per K-block one
