@@ -105,6 +105,20 @@ struct GroupedGemmParams {
   long long ldsa;
 };
 
+// A k-grouped GEMM (gemm_kgrouped.cuh): for each group g of tokens, C[g]
+// (M, N) = A[:, tokens of g] @ B[:, tokens of g]^T with the weight-gradient
+// recipe (A 1x128, B 128x1 along tokens). A (M, capacity) and B (N,
+// capacity) hold every group from a multiple of 128 tokens
+// (token_groups.cuh). `gemm` holds m = M, n = N, k = capacity, kBlocks =
+// capacity / 128, tilesM, tilesN, raster, c and ldc of the (G * M, N) view
+// of C; splits = 1.
+struct KGroupedGemmParams {
+  GemmParams gemm;
+  const int *offs; // numGroups cumulative token ends, in device memory
+  int numGroups;
+  int limit; // the offsets are clipped to [0, limit] (capacity - 128 G)
+};
+
 // Split-K workspace layout: a fixed block of counters first, then the
 // partials. Counters sit at the same addresses whatever the shape, so one
 // zeroed buffer serves launches of any shape (a shape's partials never land
@@ -126,6 +140,18 @@ struct QuantParams {
   // Nonzero: a transposing cast's TMA stores mark the FP8 result evict_last
   // in L2 (quantKeepResultInL2).
   int keepResultInL2;
+};
+
+// The group-aware cast (cast_grouped.cuh): x (tokens, cols) is cast per
+// 128-token block of each group to q (cols, capacity) FP8, transposed, and
+// one scale per column and block at s[block * ssr + col] (q.ssc = 1).
+// q.rows = tokens; `blocks` = capacity / 128.
+struct GroupedQuantParams {
+  QuantParams q;
+  const int *offs;
+  int numGroups;
+  int limit; // as KGroupedGemmParams::limit
+  int blocks;
 };
 
 // Whether a transposing cast of a result of `resultBytes` FP8 bytes keeps it
@@ -203,6 +229,12 @@ BS_HOST_DEVICE constexpr int quantScratchBytes() {
 BS_HOST_DEVICE constexpr int quantSmemBytes(int inBytes) {
   return 1024 + kQuantStages * 128 * 128 * inBytes + quantScratchBytes() +
          kQuantStages * 2 * 8;
+}
+// The group-aware cast (cast_grouped.cuh) adds, after the cast's barriers,
+// the padded block, column tile and tokens of each stage's tile and the
+// CTA's tile count, which its producer thread finds and the workers read.
+BS_HOST_DEVICE constexpr int groupedQuantSmemBytes(int inBytes) {
+  return quantSmemBytes(inBytes) + kQuantStages * 16 + 16;
 }
 // Two bf16/f16 CTAs fit an SM's 228 KB (with 1 KB reserved per CTA), one
 // f32 CTA.
