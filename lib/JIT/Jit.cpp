@@ -237,23 +237,50 @@ blockscale::planGroupedGemm(const GroupedGemmDesc &desc) {
     return spec.takeError();
   GroupedGemmPlan plan;
   plan.spec = *spec;
+  if (desc.grouping == Grouping::KContiguous)
+    plan.source = generateCudaSource(
+        plan.spec,
+        llvm::formatv("blockscale k-grouped matmul: A {0} 1x128, B "
+                      "{1} 128x1 along tokens per group, C {2}{3}",
+                      toString(desc.a), toString(desc.b), toString(desc.out),
+                      desc.accumulate ? " +=" : "")
+            .str());
+  else
+    plan.source = generateCudaSource(
+        plan.spec,
+        llvm::formatv("blockscale.grouped_matmul {0}: A {1} 1x128, B {2} "
+                      "128x128 per group, C {3}",
+                      desc.grouping == Grouping::Masked ? "m_masked"
+                                                        : "m_contiguous",
+                      toString(desc.a), toString(desc.b), toString(desc.out))
+            .str());
+  return plan;
+}
+
+llvm::Expected<GroupedQuantPlan>
+blockscale::planGroupedQuantize(const GroupedQuantDesc &desc) {
+  auto spec = GroupedQuantFamily::plan(desc);
+  if (!spec)
+    return spec.takeError();
+  GroupedQuantPlan plan;
+  plan.spec = *spec;
   plan.source = generateCudaSource(
-      plan.spec,
-      llvm::formatv("blockscale.grouped_matmul {0}: A {1} 1x128, B {2} "
-                    "128x128 per group, C {3}",
-                    desc.grouping == Grouping::Masked ? "m_masked"
-                                                      : "m_contiguous",
-                    toString(desc.a), toString(desc.b), toString(desc.out))
-          .str());
+      plan.spec, llvm::formatv("blockscale group-aware cast: {0} -> {1}, "
+                               "transposed, 128-token blocks per group",
+                               toString(desc.in), toString(desc.out))
+                     .str());
   return plan;
 }
 
 namespace {
-/// Plans a family's description (through MLIR, except the grouped GEMMs).
+/// Plans a family's description (through MLIR, except the grouped GEMMs and
+/// the group-aware cast).
 template <class Family>
 llvm::Expected<KernelPlan<Family>> planAny(const typename Family::Desc &d) {
   if constexpr (std::is_same_v<Family, GroupedGemmFamily>)
     return planGroupedGemm(d);
+  else if constexpr (std::is_same_v<Family, GroupedQuantFamily>)
+    return planGroupedQuantize(d);
   else
     return planKernel<Family>(d);
 }
@@ -285,6 +312,7 @@ void blockscale::clearJitMemoryCache() {
   JitCache<GemmFamily>::get().clear();
   JitCache<QuantFamily>::get().clear();
   JitCache<GroupedGemmFamily>::get().clear();
+  JitCache<GroupedQuantFamily>::get().clear();
   ++jitGeneration;
   KernelRegistry::global().clearMemory();
 }
@@ -372,4 +400,10 @@ llvm::Expected<std::shared_ptr<const GroupedGemmKernel>>
 blockscale::getGroupedGemmKernel(const GroupedGemmDesc &desc,
                                  const JitOptions &options) {
   return getKernel<GroupedGemmFamily>(desc, options);
+}
+
+llvm::Expected<std::shared_ptr<const GroupedQuantKernel>>
+blockscale::getGroupedQuantKernel(const GroupedQuantDesc &desc,
+                                  const JitOptions &options) {
+  return getKernel<GroupedQuantFamily>(desc, options);
 }

@@ -26,12 +26,44 @@ static constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
 static constexpr int64_t kMaxGroups = 1 << 16;
 
 std::string GroupedGemmDesc::key() const {
+  const bool kg = grouping == Grouping::KContiguous;
   return llvm::formatv(
              "grouped:{0}:{1}:{2}:{3}:{4}:{5}:{6}:{7}:{8}:{9}:{10}:{11}",
              toString(grouping), groups, n, k,
-             grouping == Grouping::Masked ? mMax : 0, toString(a), toString(b),
-             toString(out), mPerGroupHint, forceTile, numSMs, debug)
-      .str();
+             grouping == Grouping::Masked ? mMax
+             : kg                         ? m
+                                          : 0,
+             toString(a), toString(b), toString(out), mPerGroupHint, forceTile,
+             numSMs, debug)
+             .str() +
+         (kg && accumulate ? ":acc" : "");
+}
+
+// The k-grouped rules: C (G, m, n) with the TMA-stored rows of the dense
+// weight gradient, tokens at launch.
+static llvm::Error validateKGrouped(const GroupedGemmDesc &d) {
+  if (d.m <= 0 || d.m > kMaxDim)
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: k_contiguous expects 0 < m < 2^31 (the rows of each "
+        "group's C) but got m = {0}",
+        d.m));
+  if (d.groups * d.m > kMaxDim)
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: the kernel addresses C as (G * m, n) rows and "
+        "expects G * m < 2^31 but got G = {0}, m = {1}; split the groups over "
+        "several launches",
+        d.groups, d.m));
+  if (d.k != 0)
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: k_contiguous expects k = 0 (the reduction's tokens "
+        "are given at launch as the operands' capacity) but got k = {0}",
+        d.k));
+  if (d.accumulate && d.out != DType::F32)
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: expected out = f32 with accumulate (C += A B "
+        "reduces into f32) but got out = {0}",
+        toString(d.out)));
+  return llvm::Error::success();
 }
 
 llvm::Error GroupedGemmDesc::validate() const {
@@ -39,11 +71,29 @@ llvm::Error GroupedGemmDesc::validate() const {
     return invalidArgument(llvm::formatv(
         "GroupedGemmDesc: expected 0 < groups <= {0} but got groups = {1}",
         kMaxGroups, groups));
-  if (n <= 0 || k <= 0 || n > kMaxDim || k > kMaxDim)
+  const int32_t gr = static_cast<int32_t>(grouping);
+  if (gr < 0 || gr > 2)
+    return invalidArgument(llvm::formatv(
+        "GroupedGemmDesc: expected grouping contiguous, masked or "
+        "k_contiguous but got {0}",
+        gr));
+  const bool kg = grouping == Grouping::KContiguous;
+  if (kg) {
+    if (n <= 0 || n > kMaxDim)
+      return invalidArgument(llvm::formatv(
+          "GroupedGemmDesc: expected 0 < N < 2^31 but got N = {0}", n));
+    if (llvm::Error e = validateKGrouped(*this))
+      return e;
+  } else if (n <= 0 || k <= 0 || n > kMaxDim || k > kMaxDim) {
     return invalidArgument(llvm::formatv(
         "GroupedGemmDesc: expected 0 < N, K < 2^31 but got N = {0}, K = {1}", n,
         k));
-  if (groups * n > kMaxDim)
+  } else if (accumulate) {
+    return invalidArgument(
+        "GroupedGemmDesc: expected accumulate = false for an m-grouped GEMM "
+        "(C += is the k-grouped weight gradient's, grouping k_contiguous)");
+  }
+  if (!kg && groups * n > kMaxDim)
     return invalidArgument(llvm::formatv(
         "GroupedGemmDesc: the kernel addresses B as (G * N, K) rows and "
         "expects G * N < 2^31 but got G = {0}, N = {1}; split the groups "
@@ -73,7 +123,7 @@ llvm::Error GroupedGemmDesc::validate() const {
   if (out == DType::F16)
     return invalidArgument(
         "GroupedGemmDesc: expected out = bf16 or f32 but got f16");
-  if (k % 16 != 0)
+  if (!kg && k % 16 != 0)
     return invalidArgument(llvm::formatv(
         "GroupedGemmDesc: expected K to be a multiple of 16 (TMA needs "
         "16-byte FP8 rows) but got K = {0}; pad K to {1} with zeros",
@@ -88,17 +138,17 @@ llvm::Error GroupedGemmDesc::validate() const {
   return llvm::Error::success();
 }
 
-llvm::Expected<KernelSpec> GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b,
-                                                      DType out, int bm, int bn,
-                                                      int stages,
-                                                      unsigned debug) {
+llvm::Expected<KernelSpec>
+GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b, DType out, int bm, int bn,
+                           int stages, unsigned debug, bool kGrouped,
+                           bool accumulate) {
   if (!bs::gemmTileImplemented(bm, bn))
     return invalidArgument(llvm::formatv(
         "grouped GEMM: expected bm in {{64, 128, 256} and bn a multiple of 16 "
         "up to 128 (or 144, 160, 192; at most 128 with bm = 256) but got "
         "bm = {0}, bn = {1}",
         bm, bn));
-  const int maxStages = bs::gemmMaxStages(bm, bn, dtypeBytes(out), false,
+  const int maxStages = bs::gemmMaxStages(bm, bn, dtypeBytes(out), kGrouped,
                                           bs::kMaxDynamicSmemBytes);
   if (stages < 1 || stages > maxStages)
     return invalidArgument(llvm::formatv(
@@ -113,6 +163,10 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b,
   s.gemm.bm = bm;
   s.gemm.bn = bn;
   s.gemm.stages = stages;
+  if (kGrouped) {
+    s.gemm.form = GemmForm::Wgrad;
+    s.gemm.accumulate = accumulate;
+  }
   s.debug = debug;
   s.name = blockscale::kernelName(s);
   return s;
@@ -121,13 +175,18 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b,
 llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   if (llvm::Error e = d.validate())
     return std::move(e);
+  const bool kg = d.grouping == Grouping::KContiguous;
   int64_t perGroup = d.mPerGroupHint;
   if (perGroup == 0)
     perGroup = d.grouping == Grouping::Masked ? d.mMax : 4096;
   // Small groups waste most of a 128-row tile past their last row; large
   // ones load each K-block of B once per 256 rows (two waves) where the
   // bf16 staging leaves room for a 3-deep ring (f32 leaves one stage).
-  int bm = perGroup <= 64                             ? 64
+  // k-grouped: every group has all of C's tiles; the dense weight
+  // gradient's one-wave 128x128 tile (its 128x1 B scales take a stage
+  // row each), as deep as shared memory allows.
+  int bm = kg                                         ? 128
+           : perGroup <= 64                           ? 64
            : perGroup >= 2048 && d.out == DType::BF16 ? 256
                                                       : 128;
   int bn = 128, stages = 0;
@@ -154,15 +213,16 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   // a tile the kernel has (a forced bm or bn of any int would overflow the
   // shared-memory sizes); specFor reports any other tile.
   if (stages == 0 && bs::gemmTileImplemented(bm, bn))
-    stages = std::max(1, bs::gemmMaxStages(bm, bn, dtypeBytes(d.out), false,
+    stages = std::max(1, bs::gemmMaxStages(bm, bn, dtypeBytes(d.out), kg,
                                            bs::kMaxDynamicSmemBytes));
-  return specFor(d.a, d.b, d.out, bm, bn, stages, d.debug);
+  return specFor(d.a, d.b, d.out, bm, bn, stages, d.debug, kg, d.accumulate);
 }
 
 std::string GroupedGemmFamily::kernelName(const Spec &g) {
-  return llvm::formatv("bs_grouped_gemm_{0}_{1}_{2}_bm{3}_bn{4}_s{5}",
-                       toString(g.a), toString(g.b), toString(g.out), g.bm,
-                       g.bn, g.stages)
+  return llvm::formatv("bs_{0}grouped_gemm_{1}_{2}_{3}{4}_bm{5}_bn{6}_s{7}",
+                       g.wgrad() ? "k" : "", toString(g.a), toString(g.b),
+                       toString(g.out), g.accumulate ? "_acc" : "", g.bm, g.bn,
+                       g.stages)
       .str();
 }
 
@@ -171,6 +231,25 @@ void GroupedGemmFamily::writeInstantiation(const Spec &g,
                                            llvm::raw_ostream &os) {
   os << "#define BS_WGMMA_AB \"" << toString(g.a) << "." << toString(g.b)
      << "\"\n";
+  if (g.wgrad()) {
+    os << "#include \"blockscale/gemm_kgrouped.cuh\"\n\n";
+    os << llvm::formatv(
+        "using BsKernel = bs::KGroupedGemmSm90<bs::GemmConfig</*BM=*/{0}, "
+        "/*BN=*/{1}, /*STAGES=*/{2}, /*WGRAD=*/true, /*OUT_F32=*/{3}, "
+        "/*ACCUMULATE=*/{4}>>;\n\n",
+        g.bm, g.bn, g.stages, g.out == DType::F32 ? "true" : "false",
+        g.accumulate ? "true" : "false");
+    os << "extern \"C\" __global__ void __launch_bounds__(BsKernel::kThreads, "
+          "1)\n"
+       << name << "(const __grid_constant__ bs::KGroupedGemmParams p,\n"
+       << "    const __grid_constant__ bs::TmaDesc tA,\n"
+       << "    const __grid_constant__ bs::TmaDesc tB,\n"
+       << "    const __grid_constant__ bs::TmaDesc tSA,\n"
+       << "    const __grid_constant__ bs::TmaDesc tSB,\n"
+       << "    const __grid_constant__ bs::TmaDesc tC) {\n"
+       << "  BsKernel::run(p, tA, tB, tSA, tSB, tC);\n}\n";
+    return;
+  }
   os << "#include \"blockscale/gemm_grouped.cuh\"\n\n";
   os << llvm::formatv(
       "using BsKernel = bs::GroupedGemmSm90<bs::GemmConfig</*BM=*/{0}, "
@@ -186,6 +265,11 @@ void GroupedGemmFamily::writeInstantiation(const Spec &g,
      << "  BsKernel::run(p, tA, tB, tC);\n}\n";
 }
 
+static llvm::Error launchKGrouped(CompiledKernel &kernel,
+                                  const GroupedLaunchConfig &launch,
+                                  const GroupedGemmDesc &desc,
+                                  const GroupedGemmArgs &a, CUstream stream);
+
 llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
                                       const LaunchConfig &launch,
                                       const Desc &desc, const Args &a,
@@ -200,6 +284,15 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
         "the description says A {4}, B {5}, C {6}",
         kernel.spec.name, toString(s.a), toString(s.b), toString(s.out),
         toString(desc.a), toString(desc.b), toString(desc.out)));
+  if (s.wgrad() != (desc.grouping == Grouping::KContiguous) ||
+      s.accumulate != desc.accumulate)
+    return invalidArgument(llvm::formatv(
+        "launchGroupedGemm: kernel {0} is {1}-grouped{2} but the description "
+        "is {3}{4}",
+        kernel.spec.name, s.wgrad() ? "k" : "m", s.accumulate ? " (C +=)" : "",
+        toString(desc.grouping), desc.accumulate ? " (C +=)" : ""));
+  if (s.wgrad())
+    return launchKGrouped(kernel, launch, desc, a, stream);
   const bool masked = desc.grouping == Grouping::Masked;
   const int64_t g = desc.groups, n = desc.n, k = desc.k;
   int64_t rows = a.m;
@@ -348,6 +441,140 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   std::memset(attrs, 0, sizeof(attrs));
   addProgrammaticLaunch(cfg, attrs);
   void *params[] = {&p, &tA, &tB, &tC};
+  return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
+                 "cuLaunchKernelEx");
+}
+
+// The k-grouped GEMM: the dense weight gradient's tensor maps over the padded
+// operands (A, B with capacity tokens; their scales one row of m / n floats
+// per 128-token block) and C as (G * m, n) rows.
+static llvm::Error launchKGrouped(CompiledKernel &kernel,
+                                  const GroupedLaunchConfig &launch,
+                                  const GroupedGemmDesc &desc,
+                                  const GroupedGemmArgs &a, CUstream stream) {
+  const GemmKernelSpec &s = kernel.spec.gemm;
+  const int64_t g = desc.groups, m = desc.m, n = desc.n, cap = a.capacity;
+  if (cap < 128 * g || cap % 128 || cap > kMaxDim)
+    return invalidArgument(llvm::formatv(
+        "launchGroupedGemm: k_contiguous expects GroupedGemmArgs::capacity, "
+        "the padded tokens of A and B, to be a multiple of 128, at least 128 "
+        "G = {0} and below 2^31 but got {1}; the group-aware cast's is "
+        "groupedTokenCapacity(tokens, G)",
+        128 * g, cap));
+  struct {
+    const char *name;
+    const void *ptr;
+  } ptrs[] = {{"A", a.a},         {"A scales", a.sa},   {"B", a.b},
+              {"B scales", a.sb}, {"groups", a.groups}, {"C", a.c}};
+  for (auto &p : ptrs) {
+    if (!p.ptr)
+      return invalidArgument(
+          llvm::formatv("launchGroupedGemm: the {0} pointer is null", p.name));
+    if (!aligned16(p.ptr) && std::strcmp(p.name, "groups") != 0)
+      return invalidArgument(
+          llvm::formatv("launchGroupedGemm: expected the {0} pointer to be "
+                        "16-byte aligned (TMA) but got {1}",
+                        p.name, p.ptr));
+  }
+  if (reinterpret_cast<uintptr_t>(a.groups) % 4)
+    return invalidArgument(llvm::formatv(
+        "launchGroupedGemm: expected the groups pointer to be 4-byte aligned "
+        "but got {0}",
+        static_cast<const void *>(a.groups)));
+  const int64_t blocks = cap / 128;
+  // One row of m (n) scales per 128-token block: the 128x1 layout of the
+  // (capacity, m) tensor, m contiguous.
+  auto sag = scaleGeometry(128, 1, cap, m, a.ldsa);
+  if (!sag)
+    return withContext(sag.takeError(),
+                       "launchGroupedGemm: A scales (capacity / 128, m) are "
+                       "m-contiguous: ");
+  auto sbg = scaleGeometry(128, 1, cap, n, a.ldsb);
+  if (!sbg)
+    return withContext(sbg.takeError(),
+                       "launchGroupedGemm: B scales (capacity / 128, n) are "
+                       "n-contiguous: ");
+  const int64_t ldsa = sag->strideRow, ldsb = sbg->strideRow;
+  const int64_t tilesM = ceilDiv(m, s.bm), tilesN = ceilDiv(n, s.bn);
+  const int64_t units = g * tilesM * tilesN;
+  if (units >= (int64_t(1) << 31))
+    return invalidArgument(llvm::formatv(
+        "launchGroupedGemm: {0} groups of {1} x {2} make {3} work units, but "
+        "the kernel counts them in 31 bits; split the launch",
+        g, m, n, units));
+
+  auto dOr = getCudaDriver();
+  if (!dOr)
+    return dOr.takeError();
+  const CudaDriver &d = *dOr;
+  auto fn = kernel.function();
+  if (!fn)
+    return fn.takeError();
+
+  thread_local TensorMapCache<5, 11> mc;
+  const int64_t key[11] = {keyOf(a.a), keyOf(a.b), keyOf(a.sa), keyOf(a.sb),
+                           keyOf(a.c), m,          n,           cap,
+                           g,          ldsa,       ldsb};
+  CUcontext curCtx = nullptr;
+  if (auto e = d.check(d.cuCtxGetCurrent(&curCtx), "cuCtxGetCurrent"))
+    return e;
+  CUtensorMap &tA = mc.maps[0], &tB = mc.maps[1], &tSA = mc.maps[2],
+              &tSB = mc.maps[3], &tC = mc.maps[4];
+  if (!mc.holds(kernel.uid, curCtx, key)) {
+    mc.forget();
+    if (auto e =
+            encodeTensorMap(d, &tA, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.a, cap, m,
+                            cap, 128, s.bm, CU_TENSOR_MAP_SWIZZLE_128B, "A"))
+      return e;
+    if (auto e =
+            encodeTensorMap(d, &tB, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.b, cap, n,
+                            cap, 128, s.bn, CU_TENSOR_MAP_SWIZZLE_128B, "B"))
+      return e;
+    if (auto e = encodeTensorMap(d, &tSA, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, a.sa,
+                                 m, blocks, ldsa * 4, s.bm, 1,
+                                 CU_TENSOR_MAP_SWIZZLE_NONE, "A scales"))
+      return e;
+    if (auto e = encodeTensorMap(d, &tSB, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, a.sb,
+                                 n, blocks, ldsb * 4, s.bn, 1,
+                                 CU_TENSOR_MAP_SWIZZLE_NONE, "B scales"))
+      return e;
+    if (auto e = encodeGemmOutputMap(d, &tC, s.out, s.bn, a.c, n, g * m, n))
+      return e;
+    mc.remember(kernel.uid, curCtx, key);
+  }
+
+  bs::KGroupedGemmParams p;
+  std::memset(&p, 0, sizeof(p));
+  p.gemm.m = int(m);
+  p.gemm.n = int(n);
+  p.gemm.k = int(cap);
+  p.gemm.kBlocks = int(blocks);
+  p.gemm.tilesM = int(tilesM);
+  p.gemm.tilesN = int(tilesN);
+  p.gemm.splits = 1;
+  p.gemm.raster = std::max(1, launch.raster);
+  p.gemm.divSplits = bs::makeFastDiv(1);
+  p.gemm.c = a.c;
+  p.gemm.ldc = n;
+  p.offs = a.groups;
+  p.numGroups = int(g);
+  p.limit = int(cap - 128 * g);
+
+  auto sms = currentDeviceSMs();
+  if (!sms)
+    return sms.takeError();
+  CUlaunchConfig cfg;
+  std::memset(&cfg, 0, sizeof(cfg));
+  cfg.gridDimX = unsigned(std::min<int64_t>(units, *sms));
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = s.threads();
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = s.smemBytes();
+  cfg.hStream = stream;
+  CUlaunchAttribute attrs[2];
+  std::memset(attrs, 0, sizeof(attrs));
+  addProgrammaticLaunch(cfg, attrs);
+  void *params[] = {&p, &tA, &tB, &tSA, &tSB, &tC};
   return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
                  "cuLaunchKernelEx");
 }

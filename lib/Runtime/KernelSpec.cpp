@@ -42,7 +42,15 @@ llvm::StringRef blockscale::toString(DType t) {
   return "?";
 }
 llvm::StringRef blockscale::toString(Grouping g) {
-  return g == Grouping::Masked ? "masked" : "contiguous";
+  switch (g) {
+  case Grouping::Contiguous:
+    return "contiguous";
+  case Grouping::Masked:
+    return "masked";
+  case Grouping::KContiguous:
+    return "k_contiguous";
+  }
+  return "?";
 }
 int blockscale::dtypeBytes(DType t) { return t == DType::F32 ? 4 : 2; }
 
@@ -59,12 +67,18 @@ int QuantKernelSpec::smemBytes() const {
   return bs::quantSmemBytes(dtypeBytes(in));
 }
 
+static bool isCast(KernelKind k) {
+  return k == KernelKind::Quantize || k == KernelKind::GroupedQuantize;
+}
+
 int KernelSpec::threads() const {
-  return kind == KernelKind::Quantize ? quant.threads() : gemm.threads();
+  return isCast(kind) ? quant.threads() : gemm.threads();
 }
 
 int KernelSpec::smemBytes() const {
-  return kind == KernelKind::Quantize ? quant.smemBytes() : gemm.smemBytes();
+  if (kind == KernelKind::GroupedQuantize)
+    return bs::groupedQuantSmemBytes(dtypeBytes(quant.in));
+  return isCast(kind) ? quant.smemBytes() : gemm.smemBytes();
 }
 
 static_assert(DebugHang == bs::kDebugHang && DebugTimeline == bs::kDebugTimeline,
@@ -116,6 +130,16 @@ std::string KernelSpec::serialize() const {
                          "bn={5} stages={6}",
                          name, toString(gemm.a), toString(gemm.b),
                          toString(gemm.out), gemm.bm, gemm.bn, gemm.stages)
+               .str() +
+           // (k-grouped kernels only: an m-grouped spec line stays as it was.)
+           (gemm.wgrad() ? llvm::formatv(" grouping=k accumulate={0}",
+                                         gemm.accumulate ? 1 : 0)
+                               .str()
+                         : std::string()) +
+           dbg;
+  if (kind == KernelKind::GroupedQuantize)
+    return llvm::formatv("kind=grouped_quantize name={0} in={1} out={2}", name,
+                         toString(quant.in), toString(quant.out))
                .str() +
            dbg;
   return llvm::formatv("kind=quantize name={0} in={1} out={2} br={3} bc={4} "
@@ -260,6 +284,28 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
     spec.gemm.bm = *bm;
     spec.gemm.bn = *bn;
     spec.gemm.stages = *st;
+    if (kv.count("grouping")) {
+      if (kv["grouping"] != "k")
+        return bad("grouping=" + kv["grouping"]);
+      auto acc = getInt("accumulate");
+      if (!acc)
+        return acc.takeError();
+      spec.gemm.form = GemmForm::Wgrad;
+      spec.gemm.accumulate = *acc != 0;
+    }
+    return spec;
+  }
+  if (*kind == "grouped_quantize") {
+    spec.kind = KernelKind::GroupedQuantize;
+    auto in = dtype("in");
+    auto out = fp8("out");
+    if (!in || !out)
+      return llvm::joinErrors(in.takeError(), out.takeError());
+    spec.quant.in = *in;
+    spec.quant.out = *out;
+    spec.quant.br = 128;
+    spec.quant.bc = 1;
+    spec.quant.transposed = true;
     return spec;
   }
   if (*kind == "quantize") {

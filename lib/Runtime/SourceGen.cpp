@@ -16,6 +16,8 @@ std::string blockscale::kernelName(const KernelSpec &s) {
   std::string name = s.kind == KernelKind::Gemm ? GemmFamily::kernelName(s.gemm)
                      : s.kind == KernelKind::GroupedGemm
                          ? GroupedGemmFamily::kernelName(s.gemm)
+                     : s.kind == KernelKind::GroupedQuantize
+                         ? GroupedQuantFamily::kernelName(s.quant)
                          : QuantFamily::kernelName(s.quant);
   // A debug build is another binary: another name, so that nothing mistakes
   // one for the other.
@@ -42,6 +44,8 @@ std::string blockscale::generateCudaSource(const KernelSpec &spec,
     GemmFamily::writeInstantiation(spec.gemm, spec.name, os);
   else if (spec.kind == KernelKind::GroupedGemm)
     GroupedGemmFamily::writeInstantiation(spec.gemm, spec.name, os);
+  else if (spec.kind == KernelKind::GroupedQuantize)
+    GroupedQuantFamily::writeInstantiation(spec.quant, spec.name, os);
   else
     QuantFamily::writeInstantiation(spec.quant, spec.name, os);
   return text;

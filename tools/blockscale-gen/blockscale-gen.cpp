@@ -9,6 +9,8 @@
 //   blockscale-gen --op quantize --rows 4096 --cols 7168 --recipe 1x128 --run
 //   blockscale-gen --op grouped --groups 8 --grouping contiguous --m 4096
 //                  --n 4096 --k 7168 --emit cuda
+//   blockscale-gen --op grouped --groups 8 --grouping k --m 4096 --n 7168
+//                  --k 8192 --out-dtype f32 --accumulate --emit spec
 //   blockscale-gen input.mlir --emit ptx
 //
 // --run uploads random data (quantized on the host with the bit-exact
@@ -59,8 +61,10 @@ static cl::opt<int64_t>
               cl::cat(cat));
 static cl::opt<std::string> optGrouping(
     "grouping", cl::init("contiguous"),
-    cl::desc("--op grouped: contiguous (--m: typical rows per group) or "
-             "masked (--m: rows per group slot)"),
+    cl::desc("--op grouped: contiguous (--m: typical rows per group), "
+             "masked (--m: rows per group slot) or k (the k-grouped weight "
+             "gradient: C[g] (--m, --n) over --k typical tokens per group, "
+             "--accumulate: C +=)"),
     cl::cat(cat));
 static cl::opt<int64_t> optM("m", cl::init(512),
                              cl::desc("M (-1: dynamic; default: 512)"),
@@ -668,8 +672,10 @@ int main(int argc, char **argv) {
       g.grouping = Grouping::Contiguous;
     else if (optGrouping == "masked")
       g.grouping = Grouping::Masked;
+    else if (optGrouping == "k")
+      g.grouping = Grouping::KContiguous;
     else
-      return fail("--grouping expects contiguous or masked but got " +
+      return fail("--grouping expects contiguous, masked or k but got " +
                   optGrouping);
     if (!parseDType(optOut, g.out))
       return fail("--out-dtype expects bf16 or f32 but got " + optOut);
@@ -678,10 +684,17 @@ int main(int argc, char **argv) {
     g.groups = optGroups;
     g.n = optN;
     g.k = optK;
-    if (g.grouping == Grouping::Masked)
+    if (g.grouping == Grouping::KContiguous) {
+      // The tokens come at launch: --k is the typical tokens per group.
+      g.m = optM;
+      g.k = 0;
+      g.mPerGroupHint = std::max<int64_t>(optK, 0);
+      g.accumulate = optAccumulate;
+    } else if (g.grouping == Grouping::Masked) {
       g.mMax = optM;
-    else if (optM > 0)
+    } else if (optM > 0) {
       g.mPerGroupHint = optM;
+    }
     g.forceTile = optForce;
     g.numSMs = optSMs;
     g.debug = *debug;

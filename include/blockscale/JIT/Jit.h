@@ -39,6 +39,7 @@ template <class Family> struct JitKernel {
 using GemmKernel = JitKernel<GemmFamily>;
 using QuantKernel = JitKernel<QuantFamily>;
 using GroupedGemmKernel = JitKernel<GroupedGemmFamily>;
+using GroupedQuantKernel = JitKernel<GroupedQuantFamily>;
 
 /// Split-K workspace a launch of `m` rows needs (m < 0: the description's).
 inline llvm::Expected<size_t> workspaceBytes(const GemmKernel &k, int64_t m) {
@@ -61,6 +62,7 @@ template <class Family> struct KernelPlan {
 using GemmPlan = KernelPlan<GemmFamily>;
 using QuantPlan = KernelPlan<QuantFamily>;
 using GroupedGemmPlan = KernelPlan<GroupedGemmFamily>;
+using GroupedQuantPlan = KernelPlan<GroupedQuantFamily>;
 
 llvm::Expected<GemmPlan> planGemm(const GemmDesc &desc);
 llvm::Expected<QuantPlan> planQuantize(const QuantDesc &desc);
@@ -68,6 +70,9 @@ llvm::Expected<QuantPlan> planQuantize(const QuantDesc &desc);
 /// rule --blockscale-select-tiles applies to a blockscale.grouped_matmul),
 /// no MLIR module (ir stays empty).
 llvm::Expected<GroupedGemmPlan> planGroupedGemm(const GroupedGemmDesc &desc);
+/// The group-aware cast's kernel (one per input and FP8 type; no MLIR).
+llvm::Expected<GroupedQuantPlan>
+planGroupedQuantize(const GroupedQuantDesc &desc);
 
 llvm::Expected<std::shared_ptr<const GemmKernel>>
 getGemmKernel(const GemmDesc &desc, const JitOptions &options = {});
@@ -80,6 +85,9 @@ getQuantKernel(const QuantDesc &desc, const JitOptions &options = {});
 llvm::Expected<std::shared_ptr<const GroupedGemmKernel>>
 getGroupedGemmKernel(const GroupedGemmDesc &desc,
                      const JitOptions &options = {});
+llvm::Expected<std::shared_ptr<const GroupedQuantKernel>>
+getGroupedQuantKernel(const GroupedQuantDesc &desc,
+                      const JitOptions &options = {});
 
 /// Drops the description -> kernel map (for tests and cold-start benches).
 void clearJitMemoryCache();

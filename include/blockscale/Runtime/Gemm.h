@@ -60,6 +60,14 @@ struct GemmArgs {
 ///   contiguous: A (M, K), C (M, N), groups = cumulative end offsets (G);
 ///   masked:     A (G, mMax, K), C (G, mMax, N), groups = rows per group.
 /// B is (G, N, K) K-contiguous, its scales (G, ceil(N/128), ceil(K/128)).
+///
+/// A k-grouped GEMM (KContiguous; the mixture-of-experts weight gradient,
+/// dW_g = dY_g^T X_g) instead splits the reduction: group g owns tokens
+/// [offs[g-1], offs[g]) and C[g] (m, n) = A[:, tokens of g] @ B[:, tokens of
+/// g]^T, with A (m, capacity) and B (n, capacity) FP8 as the group-aware
+/// cast writes them (GroupedQuantDesc: every group from a multiple of 128
+/// tokens), A 1x128 and B 128x1 scales along tokens, C (G, m, n). The
+/// tokens (the capacity) are given at launch; k stays 0.
 struct GroupedGemmDesc {
   Grouping grouping = Grouping::Contiguous;
   int64_t groups = 0;
@@ -67,11 +75,15 @@ struct GroupedGemmDesc {
   int64_t mMax = 0; // masked: rows per group slot (ignored when contiguous)
   Fp8Type a = Fp8Type::E4M3, b = Fp8Type::E4M3;
   DType out = DType::BF16;
-  /// Typical rows per group, for the tile choice (masked: mMax if 0).
+  /// Typical rows per group, for the tile choice (masked: mMax if 0;
+  /// k-grouped: typical tokens per group).
   int64_t mPerGroupHint = 0;
   std::string forceTile; // e.g. "bm=128,bn=128,stages=5"; empty = rule
   int numSMs = 0;        // 0: the current device's, or kDefaultNumSMs
   unsigned debug = 0;    // DebugOption flags compiled into the kernel
+  /// k-grouped only: rows of each group's C, and C += (f32 output).
+  int64_t m = 0;
+  bool accumulate = false;
 
   std::string key() const;
   llvm::Error validate() const;
@@ -90,6 +102,50 @@ struct GroupedGemmArgs {
   int64_t ldsa = 0; // 0: round_up(rows, 4)
   /// Element strides of the B scales; all 0: contiguous (G, Nb, Kb).
   int64_t sbStrideG = 0, sbStrideN = 0, sbStrideK = 0;
+  /// k-grouped: A (m, capacity) and B (n, capacity) FP8 row-major, capacity
+  /// a multiple of 128 and at least 128 G (groupedTokenCapacity); A scales
+  /// (capacity / 128 blocks of m, m contiguous, stride ldsa), B scales
+  /// likewise (stride ldsb; 0: round_up(n, 4)); C (G, m, n) row-major;
+  /// groups = offs. The offsets are clipped to capacity - 128 G, as the
+  /// group-aware cast clips them.
+  int64_t capacity = 0;
+  int64_t ldsb = 0;
+};
+
+/// Tokens of the padded operands of a k-grouped GEMM over `tokens` tokens
+/// in `groups` groups: room for every group to start at a multiple of 128
+/// whatever the sizes (each group pads fewer than 128 tokens).
+inline int64_t groupedTokenCapacity(int64_t tokens, int64_t groups) {
+  return (tokens + 127) / 128 * 128 + 128 * groups;
+}
+
+/// The group-aware cast of a k-grouped GEMM's operands: x (tokens, cols)
+/// row-major, tokens sorted by group (offs as GroupedGemmDesc's), to q
+/// (cols, capacity) FP8 row-major -- x^T with group g's tokens from padded
+/// token block b_g = sum_{i<g} ceil(size_i / 128), zero past the group's end
+/// in its last block -- and one decode scale per column per 128-token block
+/// (the 1x128 recipe of q's rows), at s[block * ldScale + col]. Blocks past
+/// the last group's are not written.
+struct GroupedQuantDesc {
+  DType in = DType::BF16;
+  Fp8Type out = Fp8Type::E4M3;
+  int64_t cols = 0;
+  int64_t groups = 0;
+  unsigned debug = 0; // DebugHang
+
+  std::string key() const;
+  llvm::Error validate() const;
+};
+
+struct GroupedQuantArgs {
+  const void *x = nullptr;
+  void *q = nullptr;
+  float *s = nullptr;
+  const int32_t *offs = nullptr; // G int32 on the device
+  int64_t tokens = -1;           // rows of x (required)
+  int64_t capacity = 0;          // 0: groupedTokenCapacity(tokens, G)
+  int64_t ldx = 0;               // 0: cols
+  int64_t ldScale = 0;           // 0: round_up(cols, 4)
 };
 
 /// A blockwise FP8 cast (see blockscale.quantize).

@@ -5,8 +5,8 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 // Everything the layers above need to know about a family of kernels (the
-// GEMMs, the casts and the grouped GEMMs), in one place: its
-// description (Desc, validated can_implement-style with messages that say
+// GEMMs, the casts, the grouped GEMMs and the group-aware cast), in one place:
+// its description (Desc, validated can_implement-style with messages that say
 // what was expected, what was found and the fix) and cache key, the
 // compile-time spec of its kernels, their launch geometry, shared memory and
 // workspace, their CUDA source, and the launch (argument checks, tensor
@@ -109,9 +109,11 @@ struct GroupedGemmFamily {
   static llvm::Expected<KernelSpec> plan(const Desc &d);
   /// The same rule for a tile chosen elsewhere (the dialect's tile
   /// attribute): checks bm, bn and stages against the kernel template.
-  static llvm::Expected<KernelSpec> specFor(Fp8Type a, Fp8Type b, DType out,
-                                            int bm, int bn, int stages,
-                                            unsigned debug);
+  /// `kGrouped`: the k-grouped kernel (128x1 B scales, C += with
+  /// `accumulate`).
+  static llvm::Expected<KernelSpec>
+  specFor(Fp8Type a, Fp8Type b, DType out, int bm, int bn, int stages,
+          unsigned debug, bool kGrouped = false, bool accumulate = false);
   static std::string kernelName(const Spec &s);
   static void writeInstantiation(const Spec &s, const std::string &name,
                                  llvm::raw_ostream &os);
@@ -121,6 +123,36 @@ struct GroupedGemmFamily {
   }
   /// Checks the arguments against the description and the kernel and
   /// launches on `stream`; reads no group size on the host.
+  static llvm::Error launch(CompiledKernel &kernel, const LaunchConfig &l,
+                            const Desc &d, const Args &a, CUstream stream);
+};
+
+/// Launch-time choices of the group-aware cast: none.
+struct GroupedQuantLaunchConfig {};
+
+struct GroupedQuantFamily {
+  using Desc = GroupedQuantDesc;
+  using Args = GroupedQuantArgs;
+  using Spec = QuantKernelSpec;
+  using LaunchConfig = GroupedQuantLaunchConfig;
+  static constexpr KernelKind kind = KernelKind::GroupedQuantize;
+  static constexpr llvm::StringLiteral name = "grouped_quantize";
+
+  static llvm::Error canImplement(const Desc &d) { return d.validate(); }
+  static std::string key(const Desc &d) { return d.key(); }
+  static const Spec &spec(const KernelSpec &s) { return s.quant; }
+  /// The kernel of a description (one per input and FP8 type).
+  static llvm::Expected<KernelSpec> plan(const Desc &d);
+  static std::string kernelName(const Spec &s);
+  static void writeInstantiation(const Spec &s, const std::string &name,
+                                 llvm::raw_ostream &os);
+  static llvm::Expected<size_t> workspaceBytes(const Spec &,
+                                               const LaunchConfig &, int64_t,
+                                               int64_t, int64_t) {
+    return 0;
+  }
+  /// Checks the arguments and launches on `stream`; reads no group size on
+  /// the host.
   static llvm::Error launch(CompiledKernel &kernel, const LaunchConfig &l,
                             const Desc &d, const Args &a, CUstream stream);
 };
@@ -148,6 +180,8 @@ template <class F> decltype(auto) withFamily(KernelKind kind, F &&f) {
     return f(QuantFamily{});
   if (kind == KernelKind::GroupedGemm)
     return f(GroupedGemmFamily{});
+  if (kind == KernelKind::GroupedQuantize)
+    return f(GroupedQuantFamily{});
   return f(GemmFamily{});
 }
 

@@ -24,9 +24,16 @@ namespace blockscale {
 enum class GemmForm { Fwd = 0, Dgrad = 1, Wgrad = 2 };
 enum class Fp8Type { E4M3 = 0, E5M2 = 1 };
 enum class DType { BF16 = 0, F16 = 1, F32 = 2 };
-enum class KernelKind { Gemm = 0, Quantize = 1, GroupedGemm = 2 };
-/// How an m-grouped GEMM splits its rows among groups (GroupedGemmDesc).
-enum class Grouping { Contiguous = 0, Masked = 1 };
+enum class KernelKind {
+  Gemm = 0,
+  Quantize = 1,
+  GroupedGemm = 2,
+  GroupedQuantize = 3 // the group-aware cast of the k-grouped GEMMs
+};
+/// How a grouped GEMM splits its work among groups (GroupedGemmDesc): rows
+/// of A and C (m-grouped, Contiguous and Masked) or the reduction's tokens
+/// (k-grouped, KContiguous: the mixture-of-experts weight gradient).
+enum class Grouping { Contiguous = 0, Masked = 1, KContiguous = 2 };
 
 llvm::StringRef toString(GemmForm f);
 llvm::StringRef toString(Fp8Type t);
@@ -88,9 +95,11 @@ llvm::Expected<unsigned> parseDebug(llvm::StringRef list);
 struct KernelSpec {
   KernelKind kind = KernelKind::Gemm;
   std::string name; // extern "C" symbol
-  /// GEMMs, and the grouped GEMMs (fwd, 128x128 B scales, no accumulate,
-  /// cluster = ksplit = 1).
+  /// GEMMs, and the grouped GEMMs (cluster = ksplit = 1): m-grouped ones
+  /// have form fwd (128x128 B scales, no accumulate), k-grouped ones form
+  /// wgrad (128x1 B scales along tokens, optionally C +=).
   GemmKernelSpec gemm;
+  /// Casts, and the group-aware cast (br = 128, bc = 1, transposed).
   QuantKernelSpec quant;
   unsigned debug = DebugNone; // DebugOption flags
 
