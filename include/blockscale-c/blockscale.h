@@ -63,9 +63,22 @@ typedef struct bs_grouped_gemm_kernel_s *bs_grouped_gemm_kernel_t;
  * A scales (rows, ceil(K/128)) rows-contiguous (rows = M or G * m_max);
  * B (G, N, K) K-contiguous; B scales (G, ceil(N/128), ceil(K/128)).
  * The group sizes stay on the device: launches never synchronize. */
+/* K_CONTIGUOUS: the k-grouped GEMM of a mixture-of-experts weight
+ * gradient, dW_g = dY_g^T X_g over the tokens of group g (groups = G
+ * cumulative int32 end offsets of the tokens, as CONTIGUOUS's rows):
+ * C[g] (m, n) = A[:, tokens of g] @ B[:, tokens of g]^T with A (m, capacity)
+ * and B (n, capacity) FP8 row-major as the group-aware cast
+ * (bs_grouped_quant_*) writes them -- group g from padded token block b_g =
+ * sum_{i<g} ceil(size_i / 128), zero past its end -- A scales 1x128 and B
+ * scales 128x1 along tokens, both (capacity / 128, m or n) with m (n)
+ * contiguous and block stride ldsa (ldsb); C (G, m, n) row-major, bf16 or f32,
+ * or f32 += (accumulate). The descriptor's k stays 0 (the capacity comes at
+ * launch); a group without tokens stores zeros (or leaves C as it was with +=).
+ * The offsets are clipped to capacity - 128 G, as the cast clips them. */
 typedef enum {
   BS_GROUPING_CONTIGUOUS = 0,
-  BS_GROUPING_MASKED = 1
+  BS_GROUPING_MASKED = 1,
+  BS_GROUPING_K_CONTIGUOUS = 2
 } bs_grouping_t;
 
 typedef struct {
@@ -125,6 +138,9 @@ typedef struct {
   const char *force_tile;   /* NULL or e.g. "bm=128,bn=128,stages=5" */
   int32_t num_sms;
   int32_t debug;            /* BS_DEBUG_HANG */
+  /* Since the k-grouped GEMMs (a smaller struct_size leaves them 0): */
+  int64_t m;          /* K_CONTIGUOUS: rows of each group's C */
+  int32_t accumulate; /* K_CONTIGUOUS: C += (F32 only) */
 } bs_grouped_gemm_desc_t;
 
 typedef struct {
@@ -135,7 +151,40 @@ typedef struct {
   int64_t m;    /* CONTIGUOUS: rows of A and C (required); MASKED: -1 */
   int64_t ldsa; /* 0: round_up(rows, 4) */
   int64_t sb_stride_g, sb_stride_n, sb_stride_k; /* 0,0,0: contiguous */
+  /* Since the k-grouped GEMMs (a smaller struct_size leaves them 0): */
+  int64_t capacity; /* K_CONTIGUOUS: padded tokens of A and B (%128) */
+  int64_t ldsb;     /* K_CONTIGUOUS: B scales' block stride (0: default) */
 } bs_grouped_gemm_args_t;
+
+/* The group-aware cast of the k-grouped GEMMs' operands: x (tokens, cols)
+ * bf16/f16/f32 row-major, tokens sorted by group (offs: G cumulative int32
+ * ends on the device), to q (cols, capacity) FP8 row-major, x^T with group
+ * g's tokens from padded token block b_g (see BS_GROUPING_K_CONTIGUOUS), and
+ * scale (capacity / 128, cols) f32, one decode scale per column per
+ * 128-token block of a group (amax of the group's tokens in it), at
+ * scale[block * ld_scale + col]. capacity: 0 for bs_grouped_token_capacity
+ * (tokens, G); blocks past the last group's are not written. */
+typedef struct bs_grouped_quant_kernel_s *bs_grouped_quant_kernel_t;
+
+typedef struct {
+  int32_t struct_size; /* set by bs_grouped_quant_desc_init */
+  bs_dtype_t in_dtype;
+  bs_fp8_t out_type;
+  int64_t cols;
+  int64_t groups; /* G */
+  int32_t debug;  /* BS_DEBUG_HANG */
+} bs_grouped_quant_desc_t;
+
+typedef struct {
+  int32_t struct_size;
+  const void *x;
+  void *q;
+  float *scale;
+  const int32_t *offs;
+  int64_t tokens;        /* rows of x */
+  int64_t capacity;      /* 0: bs_grouped_token_capacity(tokens, G) */
+  int64_t ldx, ld_scale; /* 0: dense / round_up(cols, 4) */
+} bs_grouped_quant_args_t;
 
 BS_API const char *bs_version(void);
 BS_API const char *bs_last_error(void);
@@ -203,6 +252,23 @@ BS_API bs_status_t bs_grouped_gemm_kernel_info(bs_grouped_gemm_kernel_t kernel,
 BS_API bs_status_t bs_grouped_gemm_source(const bs_grouped_gemm_desc_t *desc,
                                           char *buf, size_t len,
                                           size_t *needed);
+
+BS_API void bs_grouped_quant_desc_init(bs_grouped_quant_desc_t *desc);
+BS_API void bs_grouped_quant_args_init(bs_grouped_quant_args_t *args);
+BS_API bs_status_t bs_grouped_quant_kernel_create(
+    const bs_grouped_quant_desc_t *desc, bs_grouped_quant_kernel_t *out);
+BS_API void bs_grouped_quant_kernel_destroy(bs_grouped_quant_kernel_t kernel);
+BS_API bs_status_t bs_grouped_quant_launch(bs_grouped_quant_kernel_t kernel,
+                                           const bs_grouped_quant_args_t *args,
+                                           void *stream);
+BS_API bs_status_t bs_grouped_quant_kernel_info(
+    bs_grouped_quant_kernel_t kernel, char *buf, size_t len);
+BS_API bs_status_t bs_grouped_quant_source(const bs_grouped_quant_desc_t *desc,
+                                           char *buf, size_t len,
+                                           size_t *needed);
+/* The padded tokens of a k-grouped GEMM's operands: round_up(tokens, 128) +
+ * 128 * groups (room for every group to start at a multiple of 128). */
+BS_API int64_t bs_grouped_token_capacity(int64_t tokens, int64_t groups);
 
 /* Process-wide counters of the kernel registry. */
 BS_API bs_status_t bs_cache_stats(int64_t out[4]); /* mem hits, disk hits,

@@ -12,6 +12,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -25,6 +26,9 @@ struct bs_quant_kernel_s {
 };
 struct bs_grouped_gemm_kernel_s {
   std::shared_ptr<const GroupedGemmKernel> kernel;
+};
+struct bs_grouped_quant_kernel_s {
+  std::shared_ptr<const GroupedQuantKernel> kernel;
 };
 
 static thread_local std::string lastError;
@@ -70,6 +74,7 @@ template <> struct CFamily<GemmFamily> {
   using CArgs = bs_gemm_args_t;
   using Handle = bs_gemm_kernel_t;
   static constexpr const char *name = "bs_gemm";
+  static constexpr size_t kOldDescSize = 0, kOldArgsSize = 0;
 
   static llvm::Error toDesc(const CDesc &in, GemmDesc &d) {
     const int32_t form = rawEnum(in.form), at = rawEnum(in.a_type),
@@ -121,6 +126,7 @@ template <> struct CFamily<QuantFamily> {
   using CArgs = bs_quant_args_t;
   using Handle = bs_quant_kernel_t;
   static constexpr const char *name = "bs_quant";
+  static constexpr size_t kOldDescSize = 0, kOldArgsSize = 0;
 
   static llvm::Error toDesc(const CDesc &in, QuantDesc &q) {
     const int32_t dt = rawEnum(in.in_dtype), ot = rawEnum(in.out_type);
@@ -159,14 +165,19 @@ template <> struct CFamily<GroupedGemmFamily> {
   using CArgs = bs_grouped_gemm_args_t;
   using Handle = bs_grouped_gemm_kernel_t;
   static constexpr const char *name = "bs_grouped_gemm";
+  // The structs of hosts built before the k-grouped GEMMs end before m
+  // and capacity: still accepted, the newer fields left 0.
+  static constexpr size_t kOldDescSize = offsetof(bs_grouped_gemm_desc_t, m);
+  static constexpr size_t kOldArgsSize =
+      offsetof(bs_grouped_gemm_args_t, capacity);
 
   static llvm::Error toDesc(const CDesc &in, GroupedGemmDesc &d) {
     const int32_t gr = rawEnum(in.grouping), at = rawEnum(in.a_type),
                   bt = rawEnum(in.b_type), out = rawEnum(in.out_dtype);
-    if (gr < 0 || gr > 1 || at < 0 || at > 1 || bt < 0 || bt > 1 || out < 0 ||
+    if (gr < 0 || gr > 2 || at < 0 || at > 1 || bt < 0 || bt > 1 || out < 0 ||
         out > 2)
       return invalidArgument(llvm::formatv(
-          "bs_grouped_gemm_desc_t: expected grouping 0-1, a_type and b_type "
+          "bs_grouped_gemm_desc_t: expected grouping 0-2, a_type and b_type "
           "0-1, out_dtype 0-2 but got {0}, {1}, {2}, {3}",
           gr, at, bt, out));
     d.grouping = Grouping(gr);
@@ -181,6 +192,8 @@ template <> struct CFamily<GroupedGemmFamily> {
     d.forceTile = in.force_tile ? in.force_tile : "";
     d.numSMs = in.num_sms;
     d.debug = unsigned(in.debug);
+    d.m = in.m;
+    d.accumulate = in.accumulate != 0;
     return d.validate();
   }
 
@@ -197,9 +210,63 @@ template <> struct CFamily<GroupedGemmFamily> {
     g.sbStrideG = a.sb_stride_g;
     g.sbStrideN = a.sb_stride_n;
     g.sbStrideK = a.sb_stride_k;
+    g.capacity = a.capacity;
+    g.ldsb = a.ldsb;
     return g;
   }
 };
+
+template <> struct CFamily<GroupedQuantFamily> {
+  using CDesc = bs_grouped_quant_desc_t;
+  using CArgs = bs_grouped_quant_args_t;
+  using Handle = bs_grouped_quant_kernel_t;
+  static constexpr const char *name = "bs_grouped_quant";
+  static constexpr size_t kOldDescSize = 0, kOldArgsSize = 0;
+
+  static llvm::Error toDesc(const CDesc &in, GroupedQuantDesc &q) {
+    const int32_t dt = rawEnum(in.in_dtype), ot = rawEnum(in.out_type);
+    if (dt < 0 || dt > 2 || ot < 0 || ot > 1)
+      return invalidArgument(llvm::formatv(
+          "bs_grouped_quant_desc_t: expected in_dtype 0-2 and out_type 0-1 "
+          "but got {0}, {1}",
+          dt, ot));
+    q.in = DType(dt);
+    q.out = Fp8Type(ot);
+    q.cols = in.cols;
+    q.groups = in.groups;
+    q.debug = unsigned(in.debug);
+    return q.validate();
+  }
+
+  static GroupedQuantArgs toArgs(const CArgs &a) {
+    GroupedQuantArgs q;
+    q.x = a.x;
+    q.q = a.q;
+    q.s = a.scale;
+    q.offs = a.offs;
+    q.tokens = a.tokens;
+    q.capacity = a.capacity;
+    q.ldx = a.ldx;
+    q.ldScale = a.ld_scale;
+    return q;
+  }
+};
+
+/// A C struct of this or an older size (kOld*Size, fields added at the end
+/// since) as the current struct, the newer fields 0; nullptr when its
+/// struct_size is neither.
+template <class CStruct>
+const CStruct *currentStruct(const CStruct *in, size_t oldSize,
+                             CStruct &scratch) {
+  if (in->struct_size == int32_t(sizeof(CStruct)))
+    return in;
+  if (oldSize == 0 || in->struct_size != int32_t(oldSize))
+    return nullptr;
+  std::memset(&scratch, 0, sizeof(scratch));
+  std::memcpy(&scratch, in, oldSize);
+  scratch.struct_size = int32_t(sizeof(CStruct));
+  return &scratch;
+}
 
 /// The description of a C struct whose struct_size says it is one.
 template <class Family>
@@ -207,12 +274,14 @@ llvm::Expected<typename Family::Desc>
 readDesc(const typename CFamily<Family>::CDesc *in, const char *fn) {
   if (!in)
     return invalidArgument(llvm::Twine(fn) + ": the description is NULL");
-  if (in->struct_size != int32_t(sizeof(*in)))
+  typename CFamily<Family>::CDesc scratch;
+  const auto *cur = currentStruct(in, CFamily<Family>::kOldDescSize, scratch);
+  if (!cur)
     return invalidArgument(llvm::formatv(
         "{0}: expected struct_size {1} but got {2} (call {3}_desc_init)", fn,
         sizeof(*in), in->struct_size, CFamily<Family>::name));
   typename Family::Desc d;
-  if (llvm::Error e = CFamily<Family>::toDesc(*in, d))
+  if (llvm::Error e = CFamily<Family>::toDesc(*cur, d))
     return std::move(e);
   return d;
 }
@@ -233,6 +302,11 @@ template <>
 llvm::Expected<std::shared_ptr<const GroupedGemmKernel>>
 jitKernel<GroupedGemmFamily>(const GroupedGemmDesc &d) {
   return getGroupedGemmKernel(d);
+}
+template <>
+llvm::Expected<std::shared_ptr<const GroupedQuantKernel>>
+jitKernel<GroupedQuantFamily>(const GroupedQuantDesc &d) {
+  return getGroupedQuantKernel(d);
 }
 
 template <class Family>
@@ -260,11 +334,13 @@ bs_status_t launchKernel(typename CFamily<Family>::Handle k,
     return fail(llvm::Twine(fn) + ": the kernel is NULL");
   if (!a)
     return fail(llvm::Twine(fn) + ": the arguments are NULL");
-  if (a->struct_size != int32_t(sizeof(*a)))
+  typename CFamily<Family>::CArgs scratch;
+  const auto *cur = currentStruct(a, CFamily<Family>::kOldArgsSize, scratch);
+  if (!cur)
     return fail(llvm::formatv(
         "{0}: expected struct_size {1} but got {2} (call {3}_args_init)", fn,
         sizeof(*a), a->struct_size, CFamily<Family>::name));
-  if (llvm::Error e = (*k->kernel)(CFamily<Family>::toArgs(*a),
+  if (llvm::Error e = (*k->kernel)(CFamily<Family>::toArgs(*cur),
                                    static_cast<CUstream>(stream)))
     return fail(std::move(e));
   return BS_SUCCESS;
@@ -306,6 +382,8 @@ bs_status_t kernelSource(const typename CFamily<Family>::CDesc *desc,
       return planGemm(*d);
     else if constexpr (std::is_same_v<Family, GroupedGemmFamily>)
       return planGroupedGemm(*d);
+    else if constexpr (std::is_same_v<Family, GroupedQuantFamily>)
+      return planGroupedQuantize(*d);
     else
       return planQuantize(*d);
   }();
@@ -506,6 +584,55 @@ bs_status_t bs_grouped_gemm_source(const bs_grouped_gemm_desc_t *desc,
                                    char *buf, size_t len, size_t *needed) {
   return kernelSource<GroupedGemmFamily>(desc, buf, len, needed,
                                          "bs_grouped_gemm_source");
+}
+
+void bs_grouped_quant_desc_init(bs_grouped_quant_desc_t *d) {
+  if (!d)
+    return;
+  std::memset(d, 0, sizeof(*d));
+  d->struct_size = sizeof(*d);
+  d->in_dtype = BS_DTYPE_BF16;
+}
+
+void bs_grouped_quant_args_init(bs_grouped_quant_args_t *a) {
+  if (!a)
+    return;
+  std::memset(a, 0, sizeof(*a));
+  a->struct_size = sizeof(*a);
+  a->tokens = -1;
+}
+
+bs_status_t bs_grouped_quant_kernel_create(const bs_grouped_quant_desc_t *desc,
+                                           bs_grouped_quant_kernel_t *out) {
+  return createKernel<GroupedQuantFamily>(desc, out,
+                                          "bs_grouped_quant_kernel_create");
+}
+
+void bs_grouped_quant_kernel_destroy(bs_grouped_quant_kernel_t k) { delete k; }
+
+bs_status_t bs_grouped_quant_launch(bs_grouped_quant_kernel_t k,
+                                    const bs_grouped_quant_args_t *a,
+                                    void *stream) {
+  return launchKernel<GroupedQuantFamily>(k, a, stream,
+                                          "bs_grouped_quant_launch");
+}
+
+bs_status_t bs_grouped_quant_kernel_info(bs_grouped_quant_kernel_t k, char *buf,
+                                         size_t len) {
+  if (!k)
+    return fail("bs_grouped_quant_kernel_info: the kernel is NULL");
+  return copyOut(kernelInfo(*k->kernel->compiled, ""), buf, len, nullptr,
+                 "bs_grouped_quant_kernel_info");
+}
+
+bs_status_t bs_grouped_quant_source(const bs_grouped_quant_desc_t *desc,
+                                    char *buf, size_t len, size_t *needed) {
+  return kernelSource<GroupedQuantFamily>(desc, buf, len, needed,
+                                          "bs_grouped_quant_source");
+}
+
+int64_t bs_grouped_token_capacity(int64_t tokens, int64_t groups) {
+  return groupedTokenCapacity(tokens, groups);
 }
 
 bs_status_t bs_cache_stats(int64_t out[4]) {
