@@ -8,7 +8,8 @@ Layouts (logical shapes; strides are the physical order):
   out      (M, N)  bf16/f32 row-major
 
 ``quantize`` returns tensors already in these layouts. The mixture-of-experts
-grouped GEMMs (``grouped_mm``, ``grouped_mm_masked``) are in
+grouped GEMMs (``grouped_mm``, ``grouped_mm_masked``, and the k-grouped weight
+gradient ``grouped_mm_k`` with its cast ``quantize_grouped_tokens``) are in
 ``blockscale.grouped``.
 
 Without PyTorch only the C API layer (``blockscale._capi``) and
@@ -22,7 +23,8 @@ from ._version import __version__
 
 _TORCH_API = ["quantize", "scaled_mm", "scaled_mm_accumulate", "scale_geometry", "nn",
               "grouped_mm", "grouped_mm_masked", "quantize_grouped_weight",
-              "quantize_grouped_activation_masked",
+              "quantize_grouped_activation_masked", "grouped_mm_k",
+              "grouped_mm_k_accumulate", "quantize_grouped_tokens",
               "Float8BlockwiseInferenceLinear", "load_fp8_checkpoint",
               "Float8BlockwiseConfig", "Float8BlockwiseConverter", "quantize_", "dry_run"]
 
@@ -36,7 +38,8 @@ except ImportError as e:  # the C API and the CLI work without torch
 if _torch is not None:
     from .ops import quantize, scaled_mm, scaled_mm_accumulate, scale_geometry
     from .grouped import (grouped_mm, grouped_mm_masked, quantize_grouped_weight,
-                          quantize_grouped_activation_masked)
+                          quantize_grouped_activation_masked, grouped_mm_k,
+                          grouped_mm_k_accumulate, quantize_grouped_tokens)
     from . import sharding as _sharding
     from . import nn
     from .inference import Float8BlockwiseInferenceLinear, load_fp8_checkpoint

@@ -19,7 +19,7 @@ FORMS = {"fwd": 0, "dgrad": 1, "wgrad": 2}
 FP8 = {"e4m3": 0, "e5m2": 1}
 DTYPES = {"bf16": 0, "f16": 1, "f32": 2}
 DEBUG = {"hang": 1, "timeline": 2}
-GROUPINGS = {"contiguous": 0, "masked": 1}
+GROUPINGS = {"contiguous": 0, "masked": 1, "k": 2}
 
 
 class BlockscaleError(RuntimeError):
@@ -71,7 +71,8 @@ class GroupedGemmDesc(ctypes.Structure):
                 ("m_max", ctypes.c_int64), ("a_type", ctypes.c_int32),
                 ("b_type", ctypes.c_int32), ("out_dtype", ctypes.c_int32),
                 ("m_per_group_hint", ctypes.c_int64), ("force_tile", ctypes.c_char_p),
-                ("num_sms", ctypes.c_int32), ("debug", ctypes.c_int32)]
+                ("num_sms", ctypes.c_int32), ("debug", ctypes.c_int32),
+                ("m", ctypes.c_int64), ("accumulate", ctypes.c_int32)]
 
 
 class GroupedGemmArgs(ctypes.Structure):
@@ -81,7 +82,22 @@ class GroupedGemmArgs(ctypes.Structure):
                 ("groups", ctypes.c_void_p), ("c", ctypes.c_void_p),
                 ("m", ctypes.c_int64), ("ldsa", ctypes.c_int64),
                 ("sb_stride_g", ctypes.c_int64), ("sb_stride_n", ctypes.c_int64),
-                ("sb_stride_k", ctypes.c_int64)]
+                ("sb_stride_k", ctypes.c_int64), ("capacity", ctypes.c_int64),
+                ("ldsb", ctypes.c_int64)]
+
+
+class GroupedQuantDesc(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_int32), ("in_dtype", ctypes.c_int32),
+                ("out_type", ctypes.c_int32), ("cols", ctypes.c_int64),
+                ("groups", ctypes.c_int64), ("debug", ctypes.c_int32)]
+
+
+class GroupedQuantArgs(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_int32), ("x", ctypes.c_void_p),
+                ("q", ctypes.c_void_p), ("scale", ctypes.c_void_p),
+                ("offs", ctypes.c_void_p), ("tokens", ctypes.c_int64),
+                ("capacity", ctypes.c_int64), ("ldx", ctypes.c_int64),
+                ("ld_scale", ctypes.c_int64)]
 
 
 # Functions a build from before the grouped GEMMs lacks (bench/ab.py loads
@@ -89,7 +105,11 @@ class GroupedGemmArgs(ctypes.Structure):
 _OPTIONAL = frozenset(("bs_grouped_gemm_desc_init", "bs_grouped_gemm_args_init",
                        "bs_grouped_gemm_kernel_create", "bs_grouped_gemm_kernel_destroy",
                        "bs_grouped_gemm_launch", "bs_grouped_gemm_kernel_info",
-                       "bs_grouped_gemm_source"))
+                       "bs_grouped_gemm_source", "bs_grouped_quant_desc_init",
+                       "bs_grouped_quant_args_init", "bs_grouped_quant_kernel_create",
+                       "bs_grouped_quant_kernel_destroy", "bs_grouped_quant_launch",
+                       "bs_grouped_quant_kernel_info", "bs_grouped_quant_source",
+                       "bs_grouped_token_capacity"))
 
 
 def _find_library():
@@ -149,6 +169,18 @@ def _signatures():
                                         ctypes.c_int),
         "bs_grouped_gemm_source": ([P(GroupedGemmDesc), ctypes.c_char_p, ctypes.c_size_t,
                                     P(ctypes.c_size_t)], ctypes.c_int),
+        "bs_grouped_quant_desc_init": ([P(GroupedQuantDesc)], None),
+        "bs_grouped_quant_args_init": ([P(GroupedQuantArgs)], None),
+        "bs_grouped_quant_kernel_create": ([P(GroupedQuantDesc), P(ctypes.c_void_p)],
+                                           ctypes.c_int),
+        "bs_grouped_quant_kernel_destroy": ([ctypes.c_void_p], None),
+        "bs_grouped_quant_launch": ([ctypes.c_void_p, P(GroupedQuantArgs),
+                                     ctypes.c_void_p], ctypes.c_int),
+        "bs_grouped_quant_kernel_info": ([ctypes.c_void_p, ctypes.c_char_p,
+                                          ctypes.c_size_t], ctypes.c_int),
+        "bs_grouped_quant_source": ([P(GroupedQuantDesc), ctypes.c_char_p, ctypes.c_size_t,
+                                     P(ctypes.c_size_t)], ctypes.c_int),
+        "bs_grouped_token_capacity": ([ctypes.c_int64, ctypes.c_int64], ctypes.c_int64),
         "bs_cache_stats": ([P(ctypes.c_int64)], ctypes.c_int),
         "bs_clear_memory_cache": ([], None),
         "bs_set_programmatic_launch": ([ctypes.c_int], None),
@@ -279,10 +311,12 @@ class GemmKernel:
 
 def grouped_desc(grouping="contiguous", groups=0, n=0, k=0, m_max=0, a_type="e4m3",
                  b_type="e4m3", out_dtype="bf16", m_per_group_hint=0, force_tile=None,
-                 num_sms=0, debug="", L=None):
-    """A bs_grouped_gemm_desc_t initialized by library `L` (default: lib())."""
+                 num_sms=0, debug="", m=0, accumulate=False, L=None):
+    """A bs_grouped_gemm_desc_t initialized by library `L` (default: lib()).
+    grouping 'k' is the k-grouped weight gradient (m: rows of each group's C)."""
     if grouping not in GROUPINGS:
-        raise ValueError(f"expected grouping 'contiguous' or 'masked' but got {grouping!r}")
+        raise ValueError(f"expected grouping 'contiguous', 'masked' or 'k' but got "
+                         f"{grouping!r}")
     d = GroupedGemmDesc()
     (L or lib()).bs_grouped_gemm_desc_init(ctypes.byref(d))
     d.grouping, d.groups, d.n, d.k, d.m_max = GROUPINGS[grouping], groups, n, k, m_max
@@ -290,7 +324,51 @@ def grouped_desc(grouping="contiguous", groups=0, n=0, k=0, m_max=0, a_type="e4m
     d.m_per_group_hint, d.num_sms = m_per_group_hint, num_sms
     d.force_tile = force_tile.encode() if force_tile else None
     d.debug = _debug_flags(debug)
+    d.m, d.accumulate = m, int(accumulate)
     return d
+
+
+def grouped_quant_desc(in_dtype="bf16", out_type="e4m3", cols=0, groups=0, debug="",
+                       L=None):
+    """A bs_grouped_quant_desc_t (the group-aware cast) initialized by library `L`."""
+    d = GroupedQuantDesc()
+    (L or lib()).bs_grouped_quant_desc_init(ctypes.byref(d))
+    d.in_dtype, d.out_type, d.cols, d.groups = DTYPES[in_dtype], FP8[out_type], cols, groups
+    d.debug = _debug_flags(debug)
+    return d
+
+
+class GroupedQuantKernel:
+    """An owned bs_grouped_quant_kernel_t of library `L` (default: lib())."""
+
+    def __init__(self, desc, L=None):
+        self._desc = desc
+        self._L = L or lib()
+        h = ctypes.c_void_p()
+        check(self._L.bs_grouped_quant_kernel_create(ctypes.byref(desc), ctypes.byref(h)),
+              self._L)
+        self.handle = h
+
+    def __del__(self):
+        if getattr(self, "handle", None):
+            self._L.bs_grouped_quant_kernel_destroy(self.handle)
+
+    def launch(self, args, stream):
+        check(self._L.bs_grouped_quant_launch(self.handle, ctypes.byref(args),
+                                              ctypes.c_void_p(stream)), self._L)
+
+    def info(self):
+        buf = ctypes.create_string_buffer(4096)
+        check(self._L.bs_grouped_quant_kernel_info(self.handle, buf, len(buf)), self._L)
+        return buf.value.decode()
+
+
+def grouped_quant_source(desc):
+    needed = ctypes.c_size_t()
+    check(lib().bs_grouped_quant_source(ctypes.byref(desc), None, 0, ctypes.byref(needed)))
+    buf = ctypes.create_string_buffer(needed.value)
+    check(lib().bs_grouped_quant_source(ctypes.byref(desc), buf, len(buf), None))
+    return buf.value.decode()
 
 
 class GroupedGemmKernel:

@@ -132,3 +132,105 @@ def _check_a_scale(op, a_scale, want, M):
         _fail(op, f"expected a_scale's K-block stride to be >= M = {M} and a multiple of 4 "
                   f"(16 bytes, TMA) but got {ldsa}")
     return ldsa
+
+
+# k-grouped weight gradient (grouped_mm_k) and its group-aware cast
+# (quantize_grouped_tokens): the tokens of the operands are padded so that
+# every group starts at a multiple of 128 (token_capacity).
+
+IN_NAMES = ("bf16", "f16", "f32")
+_IN_BYTES = {"bf16": 2, "f16": 2, "f32": 4}
+
+
+def token_capacity(tokens, groups):
+    """Tokens of the padded operands: round_up(tokens, 128) + 128 * groups
+    (every group may pad up to 127 tokens), as bs_grouped_token_capacity."""
+    return _cdiv(tokens, 128) * 128 + 128 * groups
+
+
+def _check_offs_k(op, offs):
+    shape, strides, dtype = offs
+    if dtype != "i32" or len(shape) != 1 or shape[0] < 1:
+        _fail(op, f"expected offs to be a 1-D int32 tensor of shape (G,) with G >= 1 "
+                  f"(cumulative end tokens of the groups) but got {dtype} {tuple(shape)}")
+    if shape[0] > 1 and strides[0] != 1:
+        _fail(op, f"expected offs to be contiguous but got stride {strides[0]}")
+    return shape[0]
+
+
+def check_grouped_tokens(x, offs, fp8):
+    """quantize_grouped_tokens: returns (T, C, G, ldx, capacity)."""
+    op = "quantize_grouped_tokens"
+    shape, strides, dtype = x
+    if len(shape) != 2 or dtype not in IN_NAMES:
+        _fail(op, f"expected x to be a 2-D (tokens, cols) bfloat16, float16 or float32 "
+                  f"tensor but got {len(shape)}-D {dtype}")
+    if fp8 not in FP8_NAMES:
+        _fail(op, f"expected fp8_dtype float8_e4m3fn or float8_e5m2 but got {fp8}")
+    T, C = shape
+    es = _IN_BYTES[dtype]
+    if C < 1:
+        _fail(op, f"expected at least one column but got x of shape {tuple(shape)}")
+    if (C * es) % 16:
+        per = 16 // es
+        _fail(op, f"expected rows of a multiple of 16 bytes (TMA) but got cols = {C} "
+                  f"({dtype}); pad cols to {_cdiv(C, per) * per}")
+    if C > 1 and T > 0 and strides[1] != 1:
+        _fail(op, f"expected x row-major (unit column stride) but got strides "
+                  f"{tuple(strides)}; call .contiguous()")
+    ldx = strides[0] if T > 1 else C
+    if ldx < C or (ldx * es) % 16:
+        _fail(op, f"expected x's row stride to be >= cols = {C} and 16-byte aligned but "
+                  f"got {ldx}")
+    G = _check_offs_k(op, offs)
+    return T, C, G, ldx, token_capacity(T, G)
+
+
+def _check_k_scale(op, name, t, rows, blocks, what):
+    s_shape, s_strides, s_dtype = t
+    want = (rows, blocks)
+    if s_dtype != "f32" or tuple(s_shape) != want:
+        _fail(op, f"expected {name} to be a float32 tensor of shape ({what}, capacity/128) "
+                  f"= {want} but got {s_dtype} {tuple(s_shape)} (make it with "
+                  f"blockscale.quantize_grouped_tokens)")
+    if rows > 1 and s_strides[0] != 1:
+        _fail(op, f"expected {name} to be {what}-contiguous (strides (1, ld), as "
+                  f"blockscale.quantize_grouped_tokens writes it) but got strides "
+                  f"{tuple(s_strides)}")
+    ld = s_strides[1] if blocks > 1 else 0
+    if ld and (ld < rows or ld % 4):
+        _fail(op, f"expected {name}'s block stride to be >= {what} = {rows} and a multiple "
+                  f"of 4 (16 bytes, TMA) but got {ld}")
+    return ld
+
+
+def check_k(a, a_scale, b, b_scale, offs, out_dtype, op="grouped_mm_k"):
+    """grouped_mm_k: returns (G, M, N, capacity, ldsa, ldsb)."""
+    for t, name, what in ((a, "a", "M"), (b, "b", "N")):
+        shape, strides, dtype = t
+        if len(shape) != 2 or dtype not in FP8_NAMES:
+            _fail(op, f"expected {name} to be a 2-D ({what}, capacity) float8 tensor (the "
+                      f"transposed, group-padded operand from "
+                      f"blockscale.quantize_grouped_tokens) but got {len(shape)}-D {dtype}")
+    M, cap = a[0]
+    N, cap_b = b[0]
+    if cap_b != cap:
+        _fail(op, f"expected a and b to have the same token capacity but got a "
+                  f"{tuple(a[0])} and b {tuple(b[0])}; cast both with the same offs")
+    G = _check_offs_k(op, offs)
+    if M < 1 or N < 1:
+        _fail(op, f"expected M, N >= 1 but got a {tuple(a[0])}, b {tuple(b[0])}")
+    if cap % 128 or cap < 128 * G:
+        _fail(op, f"expected a token capacity that is a multiple of 128 and at least "
+                  f"128 * G = {128 * G} but got {cap}; make the operands with "
+                  f"blockscale.quantize_grouped_tokens (capacity round_up(tokens, 128) + "
+                  f"128 * G)")
+    for t, name, rows in ((a, "a", M), (b, "b", N)):
+        if tuple(t[1]) != (cap, 1) and not (rows == 1 and t[1][1] == 1):
+            _fail(op, f"expected {name} to be contiguous with strides {(cap, 1)} but got "
+                      f"{tuple(t[1])}")
+    blocks = cap // 128
+    ldsa = _check_k_scale(op, "a_scale", a_scale, M, blocks, "M")
+    ldsb = _check_k_scale(op, "b_scale", b_scale, N, blocks, "N")
+    _check_out(op, N, out_dtype)
+    return G, M, N, cap, ldsa, ldsb

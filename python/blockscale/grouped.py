@@ -21,6 +21,13 @@ owning rows ``[offs[g-1], offs[g])``, the convention of
 Rows of ``out`` that belong to no group (past ``offs[-1]``, or past a
 group's count) are not written: they hold whatever ``torch.empty`` left.
 Both are ``torch.library.custom_op``s with fake implementations.
+
+The weight gradient of such a layer is k-grouped: ``grouped_mm_k`` (and
+``grouped_mm_k_accumulate``) compute ``dW[g] = dY[tokens of g].T @ X[tokens
+of g]`` over the same ``offs``, from operands that
+``quantize_grouped_tokens`` casts per 128-token block of each group
+(transposed, every group padded to a multiple of 128 tokens on the device,
+so any group size works without the caller padding).
 """
 from typing import Tuple
 
@@ -180,3 +187,198 @@ def quantize_grouped_activation_masked(x: Tensor, fp8_dtype: torch.dtype = torch
     ld = s.stride(1) if kb > 1 else G * Mmax
     return (q.view(G, Mmax, K),
             s.as_strided((G, Mmax, kb), (Mmax, 1, ld), s.storage_offset()))
+
+
+# ---------------------------------------------------------------------------
+# k-grouped weight gradient: dW[g] = dY[tokens of g]^T @ X[tokens of g]
+# ---------------------------------------------------------------------------
+
+_IN_NAMES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
+_gquant_kernels = {}
+
+
+def _k_scale(rows, blocks, device):
+    """(rows, blocks) f32 scales, rows-contiguous with a 16-byte block stride."""
+    ld = (rows + 3) // 4 * 4
+    buf = torch.empty(max(blocks * ld, 1), dtype=torch.float32, device=device)
+    return buf.as_strided((rows, blocks), (1, ld))
+
+
+def _quantize_grouped_tokens_impl(x: Tensor, offs: Tensor,
+                                  fp8_dtype: torch.dtype = torch.float8_e4m3fn
+                                  ) -> Tuple[Tensor, Tensor]:
+    T, C, G, ldx, cap = _grouped_check.check_grouped_tokens(
+        _t(x), _t(offs), FP8_DTYPES.get(fp8_dtype, str(fp8_dtype)))
+    devs = {x.device, offs.device}
+    if len(devs) != 1 or x.device.type != "cuda":
+        raise ValueError(f"blockscale.quantize_grouped_tokens: expected x and offs on one "
+                         f"CUDA device but got {sorted(map(str, devs))}")
+    if T and x.data_ptr() % 16:
+        raise ValueError("blockscale.quantize_grouped_tokens: expected x to start at a "
+                         "16-byte aligned address (TMA)")
+    q = torch.empty((C, cap), dtype=fp8_dtype, device=x.device)
+    s = _k_scale(C, cap // 128, x.device)
+    if T == 0:
+        return q, s
+    key = (_IN_NAMES[x.dtype], FP8_DTYPES[fp8_dtype], C, G)
+    kern = _gquant_kernels.get(key)
+    if kern is None:
+        desc = _capi.grouped_quant_desc(in_dtype=key[0], out_type=key[1], cols=C, groups=G)
+        kern = _gquant_kernels.setdefault(key, _capi.GroupedQuantKernel(desc))
+    args = _capi.GroupedQuantArgs()
+    _capi.lib().bs_grouped_quant_args_init(args)
+    args.x, args.q, args.scale, args.offs = (x.data_ptr(), q.data_ptr(), s.data_ptr(),
+                                             offs.data_ptr())
+    args.tokens, args.capacity, args.ldx, args.ld_scale = T, cap, ldx, s.stride(1)
+    _launch_on(kern, args, x.device)
+    return q, s
+
+
+_quantize_grouped_tokens_op = torch.library.custom_op(
+    "blockscale::quantize_grouped_tokens", mutates_args=())(_quantize_grouped_tokens_impl)
+
+
+@_quantize_grouped_tokens_op.register_fake
+def _(x, offs, fp8_dtype=torch.float8_e4m3fn):
+    T, C, G, ldx, cap = _grouped_check.check_grouped_tokens(
+        _t(x), _t(offs), FP8_DTYPES.get(fp8_dtype, str(fp8_dtype)))
+    return x.new_empty((C, cap), dtype=fp8_dtype), _k_scale(C, cap // 128, x.device)
+
+
+def quantize_grouped_tokens(x: Tensor, offs: Tensor,
+                            fp8_dtype: torch.dtype = torch.float8_e4m3fn
+                            ) -> Tuple[Tensor, Tensor]:
+    """The group-aware FP8 cast of a k-grouped GEMM's operand (the custom op
+    ``torch.ops.blockscale.quantize_grouped_tokens``).
+
+    x (T, C) bf16/f16/f32 row-major holds tokens sorted by group, group g
+    owning tokens [offs[g-1], offs[g]) (offs (G,) int32 on the device, as
+    grouped_mm's). Returns q (C, capacity) float8, x^T with every group
+    starting at a multiple of 128 tokens (group g at padded token block
+    sum_{i<g} ceil(size_i/128), zero past its end), and s (C, capacity/128)
+    float32, C-contiguous: one decode scale per column and 128-token block of
+    a group, amax over the group's tokens in the block / fp8_max. capacity =
+    round_up(T, 128) + 128 * G, fixed by the shapes, so no host
+    synchronization. dY^T and X^T cast this way are the a and b of
+    grouped_mm_k (1x128 and 128x1 along tokens, the dense weight gradient's
+    recipe). Blocks past the last group's are left unwritten.
+    """
+    if _direct(x, offs):
+        return _quantize_grouped_tokens_impl(x, offs, fp8_dtype)
+    return _quantize_grouped_tokens_op(x, offs, fp8_dtype)
+
+
+_k_kernels = {}
+
+
+def _k_kernel(G, M, N, a_t, b_t, out, accumulate, hint):
+    key = (G, M, N, a_t, b_t, out, accumulate, hint)
+    kern = _k_kernels.get(key)
+    if kern is None:
+        desc = _capi.grouped_desc(grouping="k", groups=G, n=N, k=0, m=M, a_type=a_t,
+                                  b_type=b_t, out_dtype=out, accumulate=accumulate,
+                                  m_per_group_hint=hint)
+        kern = _k_kernels.setdefault(key, _capi.GroupedGemmKernel(desc))
+    return kern
+
+
+def _k_devices(op, *tensors):
+    devs = {t.device for t in tensors}
+    if len(devs) != 1 or next(iter(devs)).type != "cuda":
+        raise ValueError(f"blockscale.{op}: expected all operands on one CUDA device but got "
+                         f"{sorted(map(str, devs))}")
+    for t, name in zip(tensors, ("a", "a_scale", "b", "b_scale")):
+        if t.data_ptr() % 16:
+            raise ValueError(f"blockscale.{op}: expected {name} to start at a 16-byte "
+                             f"aligned address (TMA)")
+
+
+def _launch_k(a, a_scale, b, b_scale, offs, out, accumulate, dims):
+    G, M, N, cap, ldsa, ldsb = dims
+    kern = _k_kernel(G, M, N, FP8_DTYPES[a.dtype], FP8_DTYPES[b.dtype],
+                     OUT_DTYPES[out.dtype], accumulate,
+                     _m_bucket(max(1, (cap - 128 * G) // G)))
+    args = _capi.GroupedGemmArgs()
+    _capi.lib().bs_grouped_gemm_args_init(args)
+    args.a, args.a_scale, args.b, args.b_scale = (a.data_ptr(), a_scale.data_ptr(),
+                                                  b.data_ptr(), b_scale.data_ptr())
+    args.groups, args.c = offs.data_ptr(), out.data_ptr()
+    args.capacity, args.ldsa, args.ldsb = cap, ldsa, ldsb
+    _launch_on(kern, args, a.device)
+
+
+def _grouped_mm_k_impl(a: Tensor, a_scale: Tensor, b: Tensor, b_scale: Tensor, offs: Tensor,
+                       out_dtype: torch.dtype = torch.float32) -> Tensor:
+    dims = _grouped_check.check_k(_t(a), _t(a_scale), _t(b), _t(b_scale), _t(offs),
+                                  _out_name("grouped_mm_k", out_dtype))
+    _k_devices("grouped_mm_k", a, a_scale, b, b_scale, offs)
+    G, M, N = dims[:3]
+    out = torch.empty((G, M, N), dtype=out_dtype, device=a.device)
+    _launch_k(a, a_scale, b, b_scale, offs, out, False, dims)
+    return out
+
+
+_grouped_mm_k_op = torch.library.custom_op("blockscale::grouped_mm_k", mutates_args=())(
+    _grouped_mm_k_impl)
+
+
+@_grouped_mm_k_op.register_fake
+def _(a, a_scale, b, b_scale, offs, out_dtype=torch.float32):
+    G, M, N = _grouped_check.check_k(_t(a), _t(a_scale), _t(b), _t(b_scale), _t(offs),
+                                     _out_name("grouped_mm_k", out_dtype))[:3]
+    return a.new_empty((G, M, N), dtype=out_dtype)
+
+
+def grouped_mm_k(a: Tensor, a_scale: Tensor, b: Tensor, b_scale: Tensor, offs: Tensor,
+                 out_dtype: torch.dtype = torch.float32) -> Tensor:
+    """The k-grouped GEMM of a mixture-of-experts weight gradient (the custom op
+    ``torch.ops.blockscale.grouped_mm_k``): out (G, M, N) with out[g] =
+    a[:, tokens of g] @ b[:, tokens of g].T, i.e. dW[g] = dY_g^T X_g for
+
+      a, a_scale = quantize_grouped_tokens(dY, offs)   # (M, capacity), (M, capacity/128)
+      b, b_scale = quantize_grouped_tokens(X, offs)    # (N, capacity), (N, capacity/128)
+
+    with the same offs (G,) int32 on the device. A group without tokens gets
+    zeros. out_dtype float32 or bfloat16; grouped_mm_k_accumulate adds into
+    an f32 tensor instead. No host synchronization (CUDA-graph capturable).
+    """
+    if _direct(a, a_scale, b, b_scale, offs):
+        return _grouped_mm_k_impl(a, a_scale, b, b_scale, offs, out_dtype)
+    return _grouped_mm_k_op(a, a_scale, b, b_scale, offs, out_dtype)
+
+
+def _grouped_mm_k_accumulate_impl(c: Tensor, a: Tensor, a_scale: Tensor, b: Tensor,
+                                  b_scale: Tensor, offs: Tensor) -> None:
+    op = "grouped_mm_k_accumulate"
+    dims = _grouped_check.check_k(_t(a), _t(a_scale), _t(b), _t(b_scale), _t(offs), "f32",
+                                  op=op)
+    G, M, N = dims[:3]
+    if c.dtype != torch.float32 or tuple(c.shape) != (G, M, N) or not c.is_contiguous():
+        raise ValueError(f"blockscale.{op}: expected c to be a contiguous float32 tensor of "
+                         f"shape (G, M, N) = {(G, M, N)} but got {c.dtype} "
+                         f"{tuple(c.shape)} strides {tuple(c.stride())}")
+    _k_devices(op, a, a_scale, b, b_scale, offs, c)
+    if c.data_ptr() % 16:
+        raise ValueError(f"blockscale.{op}: expected c to start at a 16-byte aligned "
+                         f"address (TMA reduce-add)")
+    _launch_k(a, a_scale, b, b_scale, offs, c, True, dims)
+
+
+_grouped_mm_k_accumulate_op = torch.library.custom_op(
+    "blockscale::grouped_mm_k_accumulate", mutates_args=("c",))(
+        _grouped_mm_k_accumulate_impl)
+
+
+@_grouped_mm_k_accumulate_op.register_fake
+def _(c, a, a_scale, b, b_scale, offs):
+    return None
+
+
+def grouped_mm_k_accumulate(c: Tensor, a: Tensor, a_scale: Tensor, b: Tensor,
+                            b_scale: Tensor, offs: Tensor) -> None:
+    """c (G, M, N) float32 += grouped_mm_k(a, a_scale, b, b_scale, offs) (the
+    custom op ``torch.ops.blockscale.grouped_mm_k_accumulate``); a group without
+    tokens leaves its c[g] as it was."""
+    if _direct(c, a, a_scale, b, b_scale, offs):
+        return _grouped_mm_k_accumulate_impl(c, a, a_scale, b, b_scale, offs)
+    return _grouped_mm_k_accumulate_op(c, a, a_scale, b, b_scale, offs)
