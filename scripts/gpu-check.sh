@@ -17,6 +17,8 @@
 #   wheel     the wheel in dist/ installed into a scratch folder: python -m blockscale
 #   python    pytest test/gpu
 #   grouped   m-grouped GEMMs: SASS of the grouped kernels, pytest test/gpu/test_grouped.py
+#   kgrouped  k-grouped weight gradient and its group-aware cast: SASS of the kernels,
+#             pytest test/gpu/test_kgrouped.py
 #   gbench    bench/bench_grouped.py (DeepGEMM's grouped kernels beside when .anchors/
 #             holds its archive)
 #   bench     bench/bench_gemm.py, full run (DeepGEMM beside when .anchors/ holds its
@@ -161,6 +163,13 @@ v_grouped() {
   run 600 python3 -m pytest -x -q -p no:cacheprovider test/gpu/test_grouped.py -s
 }
 
+v_kgrouped() {
+  grouped_sass k_f32 --grouping k --groups 8 --m 4096 --n 7168 --k 8192 --out-dtype f32
+  grouped_sass k_acc --grouping k --groups 8 --m 4096 --n 7168 --k 8192 --out-dtype f32 --accumulate
+  grouped_sass k_bf16 --grouping k --groups 8 --m 4096 --n 7168 --k 8192
+  run 600 python3 -m pytest -x -q -p no:cacheprovider test/gpu/test_kgrouped.py -s
+}
+
 v_gbench() {
   setup_deepgemm
   run 560 python3 bench/bench_grouped.py --json "$OUT/bench_grouped.json"
@@ -238,7 +247,7 @@ v_multigpu() {
 [ $# -gt 0 ] || { usage; exit 2; }
 for v in "$@"; do  # every verb known before any device time is spent
   case $v in
-    smoke|sweep|casts|wheel|python|grouped|gbench|bench|jit|linear|multigpu|all) ;;
+    smoke|sweep|casts|wheel|python|grouped|kgrouped|gbench|bench|jit|linear|multigpu|all) ;;
     ab|profile) break ;;
     *) echo "gpu-check: unknown verb '$v'" >&2; usage >&2; exit 2 ;;
   esac

@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
@@ -143,7 +144,7 @@ TEST(GroupedCAPI, BadDescriptionsNameTheFix) {
   int32_t bad = 7;
   std::memcpy(&d.grouping, &bad, sizeof(bad));
   e = rejected(d);
-  EXPECT_TRUE(has(e, "expected grouping 0-1")) << e;
+  EXPECT_TRUE(has(e, "expected grouping 0-2")) << e;
 
   d = validDesc();
   d.force_tile = "bm=96";
@@ -277,4 +278,278 @@ TEST(GroupedCAPI, BadArgumentsNameTheFix) {
   EXPECT_TRUE(has(bs_last_error(), "G * mMax = 256 rows but GroupedGemmArgs::m = 100"))
       << bs_last_error();
   bs_grouped_gemm_kernel_destroy(k);
+}
+
+//===----------------------------------------------------------------------===//
+// k-grouped GEMMs (the MoE weight gradient) and the group-aware cast
+//===----------------------------------------------------------------------===//
+
+static bs_grouped_gemm_desc_t validKDesc() {
+  bs_grouped_gemm_desc_t d;
+  bs_grouped_gemm_desc_init(&d);
+  d.grouping = BS_GROUPING_K_CONTIGUOUS;
+  d.groups = 8;
+  d.m = 4096;
+  d.n = 7168;
+  d.out_dtype = BS_DTYPE_F32;
+  return d;
+}
+
+static std::string source(const bs_grouped_gemm_desc_t &d) {
+  size_t need = 0;
+  EXPECT_EQ(bs_grouped_gemm_source(&d, nullptr, 0, &need), BS_SUCCESS)
+      << bs_last_error();
+  std::vector<char> buf(need + 1);
+  EXPECT_EQ(bs_grouped_gemm_source(&d, buf.data(), buf.size(), nullptr),
+            BS_SUCCESS);
+  return buf.data();
+}
+
+TEST(KGroupedCAPI, DefaultsAndSource) {
+  bs_grouped_gemm_desc_t d;
+  bs_grouped_gemm_desc_init(&d);
+  EXPECT_EQ(d.m, 0);
+  EXPECT_EQ(d.accumulate, 0);
+  bs_grouped_gemm_args_t a;
+  bs_grouped_gemm_args_init(&a);
+  EXPECT_EQ(a.capacity, 0);
+  EXPECT_EQ(a.ldsb, 0);
+
+  d = validKDesc();
+  std::string src = source(d);
+  EXPECT_TRUE(has(src, "grouping=k accumulate=0")) << src;
+  EXPECT_TRUE(has(src, "#include \"blockscale/gemm_kgrouped.cuh\"")) << src;
+  EXPECT_TRUE(has(src, "bs::KGroupedGemmSm90<bs::GemmConfig</*BM=*/128, "
+                       "/*BN=*/128, /*STAGES=*/4, /*WGRAD=*/true, "
+                       "/*OUT_F32=*/true, /*ACCUMULATE=*/false>>"))
+      << src;
+  d.accumulate = 1;
+  src = source(d);
+  EXPECT_TRUE(has(src, "bs_kgrouped_gemm_e4m3_e4m3_f32_acc_bm128_bn128"))
+      << src;
+  EXPECT_TRUE(has(src, "/*ACCUMULATE=*/true")) << src;
+  d.accumulate = 0;
+  d.out_dtype = BS_DTYPE_BF16;
+  src = source(d);
+  EXPECT_TRUE(has(src, "/*OUT_F32=*/false")) << src;
+  // The m-grouped spec line is unchanged.
+  bs_grouped_gemm_desc_t m = validDesc();
+  EXPECT_FALSE(has(source(m), "grouping=k")) << source(m);
+
+  EXPECT_EQ(bs_grouped_token_capacity(1000, 8), 1024 + 1024);
+  EXPECT_EQ(bs_grouped_token_capacity(0, 4), 512);
+}
+
+// A host built before the k-grouped GEMMs passes the shorter structs: they
+// still work as m-grouped descriptions and arguments.
+TEST(KGroupedCAPI, OlderStructSizesAreAccepted) {
+  bs_grouped_gemm_desc_t d = validDesc();
+  d.struct_size = int32_t(offsetof(bs_grouped_gemm_desc_t, m));
+  d.m = 77; // (past the old struct: never read)
+  size_t need = 0;
+  EXPECT_EQ(bs_grouped_gemm_source(&d, nullptr, 0, &need), BS_SUCCESS)
+      << bs_last_error();
+  d.struct_size = int32_t(offsetof(bs_grouped_gemm_desc_t, m)) + 4;
+  EXPECT_TRUE(has(rejected(d), "call bs_grouped_gemm_desc_init"));
+}
+
+TEST(KGroupedCAPI, BadDescriptionsNameTheFix) {
+  bs_grouped_gemm_desc_t d = validKDesc();
+  d.m = 0;
+  std::string e = rejected(d);
+  EXPECT_TRUE(has(e, "k_contiguous expects 0 < m < 2^31")) << e;
+
+  d = validKDesc();
+  d.k = 7168;
+  e = rejected(d);
+  EXPECT_TRUE(has(e, "k_contiguous expects k = 0")) << e;
+
+  d = validKDesc();
+  d.accumulate = 1;
+  d.out_dtype = BS_DTYPE_BF16;
+  e = rejected(d);
+  EXPECT_TRUE(has(e, "expected out = f32 with accumulate")) << e;
+
+  d = validDesc();
+  d.accumulate = 1;
+  e = rejected(d);
+  EXPECT_TRUE(has(e, "expected accumulate = false for an m-grouped GEMM")) << e;
+
+  d = validKDesc();
+  d.groups = 65536;
+  d.m = int64_t(1) << 20;
+  e = rejected(d);
+  EXPECT_TRUE(has(e, "G * m < 2^31")) << e;
+
+  d = validKDesc();
+  d.n = 102;
+  e = rejected(d);
+  EXPECT_TRUE(has(e, "pad N to 104")) << e;
+
+  d = validKDesc();
+  int32_t bad = 3;
+  std::memcpy(&d.grouping, &bad, sizeof(bad));
+  e = rejected(d);
+  EXPECT_TRUE(has(e, "expected grouping 0-2")) << e;
+
+  d = validKDesc();
+  d.force_tile = "bm=128,stages=9";
+  e = rejected(d);
+  EXPECT_TRUE(has(e, "expected 1 <= stages <= 4")) << e;
+}
+
+TEST(KGroupedCAPI, BadArgumentsNameTheFix) {
+  if (!haveNvrtc())
+    GTEST_SKIP() << "no NVRTC";
+  bs_grouped_gemm_desc_t d = validKDesc();
+  d.groups = 4;
+  d.m = 256;
+  d.n = 256;
+  bs_grouped_gemm_kernel_t k = nullptr;
+  ASSERT_EQ(bs_grouped_gemm_kernel_create(&d, &k), BS_SUCCESS) << bs_last_error();
+  char info[2048];
+  ASSERT_EQ(bs_grouped_gemm_kernel_info(k, info, sizeof(info)), BS_SUCCESS);
+  EXPECT_TRUE(has(info, "grouping=k")) << info;
+
+  alignas(16) static int dummy[64];
+  auto args = [&] {
+    bs_grouped_gemm_args_t a;
+    bs_grouped_gemm_args_init(&a);
+    a.a = a.b = a.a_scale = a.b_scale = dummy;
+    a.groups = dummy;
+    a.c = dummy;
+    a.capacity = 1024;
+    return a;
+  };
+  bs_grouped_gemm_args_t a = args();
+  a.capacity = 0;
+  EXPECT_EQ(bs_grouped_gemm_launch(k, &a, nullptr), BS_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(bs_last_error(), "at least 128 G = 512")) << bs_last_error();
+  a.capacity = 1000;
+  EXPECT_EQ(bs_grouped_gemm_launch(k, &a, nullptr), BS_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(bs_last_error(), "multiple of 128")) << bs_last_error();
+
+  a = args();
+  a.b_scale = nullptr;
+  EXPECT_EQ(bs_grouped_gemm_launch(k, &a, nullptr), BS_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(bs_last_error(), "the B scales pointer is null"))
+      << bs_last_error();
+
+  a = args();
+  a.a_scale = reinterpret_cast<const char *>(dummy) + 4;
+  EXPECT_EQ(bs_grouped_gemm_launch(k, &a, nullptr), BS_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(bs_last_error(), "A scales pointer to be 16-byte aligned"))
+      << bs_last_error();
+
+  a = args();
+  a.ldsb = 255;
+  EXPECT_EQ(bs_grouped_gemm_launch(k, &a, nullptr), BS_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(bs_last_error(), "B scales")) << bs_last_error();
+
+  if (!haveDriver()) {
+    a = args();
+    EXPECT_EQ(bs_grouped_gemm_launch(k, &a, nullptr), BS_ERROR_NO_DEVICE)
+        << bs_last_error();
+  }
+  bs_grouped_gemm_kernel_destroy(k);
+}
+
+static bs_grouped_quant_desc_t validQDesc() {
+  bs_grouped_quant_desc_t d;
+  bs_grouped_quant_desc_init(&d);
+  d.cols = 7168;
+  d.groups = 8;
+  return d;
+}
+
+TEST(GroupedQuantCAPI, SourceAndBadDescriptions) {
+  bs_grouped_quant_desc_t d = validQDesc();
+  EXPECT_EQ(d.struct_size, int32_t(sizeof(d)));
+  EXPECT_EQ(d.in_dtype, BS_DTYPE_BF16);
+  size_t need = 0;
+  ASSERT_EQ(bs_grouped_quant_source(&d, nullptr, 0, &need), BS_SUCCESS)
+      << bs_last_error();
+  std::vector<char> buf(need);
+  ASSERT_EQ(bs_grouped_quant_source(&d, buf.data(), buf.size(), nullptr),
+            BS_SUCCESS);
+  std::string src = buf.data();
+  EXPECT_TRUE(has(src, "kind=grouped_quantize name=bs_grouped_quantize_bf16_e4m3"))
+      << src;
+  EXPECT_TRUE(has(src, "bs::GroupedQuantizeTile<bs::InBf16, /*FMT=*/0>")) << src;
+
+  auto rejectedQ = [](const bs_grouped_quant_desc_t &q) {
+    size_t n = 0;
+    EXPECT_EQ(bs_grouped_quant_source(&q, nullptr, 0, &n),
+              BS_ERROR_INVALID_ARGUMENT);
+    return std::string(bs_last_error());
+  };
+  d = validQDesc();
+  d.groups = 0;
+  EXPECT_TRUE(has(rejectedQ(d), "expected 0 < groups <= 65536")) << bs_last_error();
+  d = validQDesc();
+  d.cols = 100;
+  EXPECT_TRUE(has(rejectedQ(d), "pad cols to 104")) << bs_last_error();
+  d = validQDesc();
+  d.struct_size = 4;
+  EXPECT_TRUE(has(rejectedQ(d), "call bs_grouped_quant_desc_init")) << bs_last_error();
+  d = validQDesc();
+  int32_t bad = 9;
+  std::memcpy(&d.out_type, &bad, sizeof(bad));
+  EXPECT_TRUE(has(rejectedQ(d), "expected in_dtype 0-2 and out_type 0-1")) << bs_last_error();
+}
+
+TEST(GroupedQuantCAPI, BadArgumentsNameTheFix) {
+  if (!haveNvrtc())
+    GTEST_SKIP() << "no NVRTC";
+  bs_grouped_quant_desc_t d = validQDesc();
+  d.cols = 256;
+  bs_grouped_quant_kernel_t k = nullptr;
+  ASSERT_EQ(bs_grouped_quant_kernel_create(&d, &k), BS_SUCCESS) << bs_last_error();
+  char info[2048];
+  ASSERT_EQ(bs_grouped_quant_kernel_info(k, info, sizeof(info)), BS_SUCCESS);
+  EXPECT_TRUE(has(info, "kind=grouped_quantize")) << info;
+
+  alignas(16) static int dummy[64];
+  auto args = [&] {
+    bs_grouped_quant_args_t a;
+    bs_grouped_quant_args_init(&a);
+    a.x = a.q = dummy;
+    a.scale = reinterpret_cast<float *>(dummy);
+    a.offs = dummy;
+    a.tokens = 300;
+    return a;
+  };
+  bs_grouped_quant_args_t a = args();
+  a.tokens = -1;
+  EXPECT_EQ(bs_grouped_quant_launch(k, &a, nullptr), BS_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(bs_last_error(), "GroupedQuantArgs::tokens")) << bs_last_error();
+
+  a = args();
+  a.capacity = 1024; // < round_up(300, 128) + 128 * 8 = 1408
+  EXPECT_EQ(bs_grouped_quant_launch(k, &a, nullptr), BS_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(bs_last_error(), "at least round_up(tokens, 128) + 128 G = 1408"))
+      << bs_last_error();
+
+  a = args();
+  a.offs = nullptr;
+  EXPECT_EQ(bs_grouped_quant_launch(k, &a, nullptr), BS_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(bs_last_error(), "offs are required")) << bs_last_error();
+
+  a = args();
+  a.ldx = 100;
+  EXPECT_EQ(bs_grouped_quant_launch(k, &a, nullptr), BS_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(bs_last_error(), "expected ldx >= cols = 256")) << bs_last_error();
+
+  // No tokens: nothing to write, no device needed.
+  a = args();
+  a.tokens = 0;
+  a.x = nullptr;
+  EXPECT_EQ(bs_grouped_quant_launch(k, &a, nullptr), BS_SUCCESS) << bs_last_error();
+
+  if (!haveDriver()) {
+    a = args();
+    EXPECT_EQ(bs_grouped_quant_launch(k, &a, nullptr), BS_ERROR_NO_DEVICE)
+        << bs_last_error();
+  }
+  bs_grouped_quant_kernel_destroy(k);
 }

@@ -185,3 +185,77 @@ extern "C" __global__ void bad(float *out, unsigned long long a,
   EXPECT_NE(out->wgmmaSerialized.find("serialized"), std::string::npos)
       << out->log;
 }
+
+// The k-grouped weight-gradient GEMMs (the planner's tile for each output
+// and a wider forced one) and the group-aware casts: asynchronous wgmmas,
+// no spills, and the casts' registers and shared memory for the CTAs per
+// SM their persistent grid assumes.
+TEST(KernelCompile, KGroupedGemmsAndGroupedCastsCompileWithoutSpills) {
+  BS_REQUIRE_NVRTC();
+  std::vector<std::string> failures;
+  struct KCase {
+    DType out;
+    bool acc;
+    const char *tile;
+  };
+  for (KCase c :
+       {KCase{DType::F32, false, ""}, KCase{DType::F32, true, ""},
+        KCase{DType::BF16, false, ""}, KCase{DType::BF16, false, "bn=192"},
+        KCase{DType::F32, true, "bm=64,bn=128"}}) {
+    GroupedGemmDesc d;
+    d.grouping = Grouping::KContiguous;
+    d.groups = 8;
+    d.m = 4096;
+    d.n = 7168;
+    d.out = c.out;
+    d.accumulate = c.acc;
+    d.forceTile = c.tile;
+    auto s = GroupedGemmFamily::plan(d);
+    ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+    EXPECT_TRUE(s->gemm.wgrad());
+    std::string src = generateCudaSource(*s);
+    EXPECT_NE(src.find("bs::KGroupedGemmSm90<bs::GemmConfig<"),
+              std::string::npos)
+        << src;
+    auto out = compileCuda(src, s->name, CompileOptions());
+    if (!out)
+      failures.push_back(s->name + ": " + llvm::toString(out.takeError()));
+    else if (!out->wgmmaSerialized.empty() || out->spillBytes != 0)
+      failures.push_back(s->name + ": " + out->wgmmaSerialized +
+                         " spills=" + std::to_string(out->spillBytes));
+    // The PTX has the FP8 wgmmas of the K loop.
+    CompileOptions ptx;
+    ptx.ptx = true;
+    auto p = compileCuda(src, s->name, ptx);
+    if (!p)
+      failures.push_back(s->name + " (ptx): " + llvm::toString(p.takeError()));
+    else if (p->binary.find("wgmma.mma_async.sync.aligned") ==
+                 std::string::npos ||
+             p->binary.find(".e4m3.e4m3") == std::string::npos)
+      failures.push_back(s->name + ": no FP8 wgmma in the PTX");
+  }
+  for (DType in : {DType::BF16, DType::F16, DType::F32}) {
+    GroupedQuantDesc q;
+    q.in = in;
+    q.cols = 7168;
+    q.groups = 8;
+    auto s = GroupedQuantFamily::plan(q);
+    ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+    auto out = compileCuda(generateCudaSource(*s), s->name, CompileOptions());
+    if (!out) {
+      failures.push_back(s->name + ": " + llvm::toString(out.takeError()));
+      continue;
+    }
+    int ctas = bs::quantCtasPerSM(dtypeBytes(in));
+    int perCta = out->staticSmemBytes + s->smemBytes() + 1024;
+    int warpsPerFile = (ctas * s->quant.threads() / 32 + 3) / 4;
+    int regsPerWarp = (out->registers * 32 + 255) / 256 * 256;
+    if (out->spillBytes != 0 || out->staticSmemBytes < 0 ||
+        ctas * perCta > 233472 || warpsPerFile * regsPerWarp > 16384)
+      failures.push_back(s->name +
+                         ": registers=" + std::to_string(out->registers) +
+                         " spills=" + std::to_string(out->spillBytes) +
+                         " smem/CTA=" + std::to_string(perCta));
+  }
+  EXPECT_TRUE(failures.empty()) << llvm::join(failures, "\n");
+}

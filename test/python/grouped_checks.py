@@ -81,3 +81,48 @@ print("masked ok:", chk.check_masked(am, am_s, b, b_s, counts, "f32"))
 expect(chk.check_masked, am, t((G, Mmax, Kb), "f32"), b, b_s, counts, "f32")
 expect(chk.check_masked, t((4, Mmax, K), "e4m3"), am_s, b, b_s, counts, "f32")
 expect(chk.check_masked, am, t((G, Mmax, Kb), "f32", (Mmax, 1, 150)), b, b_s, counts, "f32")
+
+# k-grouped weight gradient and its group-aware cast.
+for cls, init in ((capi.GroupedQuantDesc, L.bs_grouped_quant_desc_init),
+                  (capi.GroupedQuantArgs, L.bs_grouped_quant_args_init)):
+    obj = cls()
+    init(ctypes.byref(obj))
+    assert obj.struct_size == ctypes.sizeof(cls), (cls.__name__, obj.struct_size)
+print("k struct sizes ok")
+print("capacity:", L.bs_grouped_token_capacity(1000, 8), chk.token_capacity(1000, 8))
+src = capi.grouped_source(capi.grouped_desc("k", groups=8, n=7168, m=4096, out_dtype="f32",
+                                            accumulate=True))
+print("k source:", [l for l in src.splitlines() if l.startswith("using BsKernel")][0])
+src = capi.grouped_quant_source(capi.grouped_quant_desc("bf16", "e4m3", cols=7168, groups=8))
+print("cast source:", [l for l in src.splitlines() if l.startswith("using BsKernel")][0])
+try:
+    capi.grouped_source(capi.grouped_desc("k", groups=8, n=7168, m=4096, k=7168))
+except capi.BlockscaleError as e:
+    print(f"error status {e.status}: {e}")
+
+T, C = 1000, 7168
+x = t((T, C), "bf16")
+offs_k = t((G,), "i32")
+print("cast ok:", chk.check_grouped_tokens(x, offs_k, "e4m3"))
+expect(chk.check_grouped_tokens, t((T, 100), "bf16"), offs_k, "e4m3")
+expect(chk.check_grouped_tokens, t((T, C), "bf16", (1, T)), offs_k, "e4m3")
+expect(chk.check_grouped_tokens, x, t((G,), "i64"), "e4m3")
+expect(chk.check_grouped_tokens, t((T, C), "i32"), offs_k, "e4m3")
+
+cap = chk.token_capacity(T, G)
+Mk, Nk, nb = 4096, 7168, cap // 128
+ak = t((Mk, cap), "e4m3")
+ask = t((Mk, nb), "f32", (1, Mk))
+bk = t((Nk, cap), "e4m3")
+bsk = t((Nk, nb), "f32", (1, Nk))
+print("k ok:", chk.check_k(ak, ask, bk, bsk, offs_k, "f32"))
+expect(chk.check_k, ak, ask, t((Nk, cap - 128), "e4m3"), bsk, offs_k, "f32")
+expect(chk.check_k, t((Mk, 1000), "e4m3"), t((Mk, 8), "f32", (1, Mk)), t((Nk, 1000), "e4m3"),
+       t((Nk, 8), "f32", (1, Nk)), offs_k, "f32")
+expect(chk.check_k, t((Mk, 512), "e4m3"), t((Mk, 4), "f32", (1, Mk)), t((Nk, 512), "e4m3"),
+       t((Nk, 4), "f32", (1, Nk)), offs_k, "f32")
+expect(chk.check_k, ak, t((Mk, nb), "f32"), bk, bsk, offs_k, "f32")
+expect(chk.check_k, ak, ask, bk, t((Nk, nb), "f32", (1, Nk + 2)), offs_k, "f32")
+expect(chk.check_k, ak, ask, bk, t((Nk, nb - 1), "f32", (1, Nk)), offs_k, "f32")
+expect(chk.check_k, ak, ask, bk, bsk, t((G, 1), "i32"), "f32")
+expect(chk.check_k, t((Mk, cap), "bf16"), ask, bk, bsk, offs_k, "f32")

@@ -1,0 +1,312 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""GPU tests of the k-grouped weight gradient and its group-aware cast (run on
+the H200: scripts/gpu-check.sh kgrouped).
+
+The cast is checked bit for bit against the torch reference of the recipe
+(blockscale.reference.quantize_ref on each group's tokens: amax per column
+over each 128-token block of the group, scale = max(amax, 1e-12) / 448, q =
+round-to-nearest-even saturate of x * 448 / amax) and its padding against
+zeros; the GEMM against a float64 product of the dequantized FP8 operands,
+into NaN-poisoned outputs, with empty groups required to be exactly zero (or
+untouched when accumulating).
+"""
+import random
+
+import pytest
+import torch
+
+import blockscale
+from blockscale import grouped as gm
+from blockscale.grouped import grouped_mm_k, grouped_mm_k_accumulate, quantize_grouped_tokens
+from blockscale.reference import quantize_ref
+
+FP8 = torch.float8_e4m3fn
+TOL = 2e-3  # relative error per group against f64 of the dequantized operands
+
+
+def offsets(sizes):
+    return torch.tensor(sizes, device="cuda", dtype=torch.int64).cumsum(0).to(torch.int32)
+
+
+def padded_starts(sizes):
+    """First padded 128-token block of each group and its block count."""
+    starts, b = [], 0
+    for n in sizes:
+        starts.append((b, -(-n // 128)))
+        b += -(-n // 128)
+    return starts
+
+
+def check_cast(x, sizes, q, s, what=""):
+    """q (C, cap), s (C, cap/128) against the recipe on each group's tokens."""
+    C = x.shape[1]
+    t0 = 0
+    for g, (n, (b0, nb)) in enumerate(zip(sizes, padded_starts(sizes))):
+        if n:
+            qr, sr = quantize_ref(x[t0:t0 + n], "1x128", transpose=True)
+            got = q[:, b0 * 128:b0 * 128 + n]
+            assert torch.equal(got.view(torch.uint8), qr.view(torch.uint8)), \
+                f"{what} group {g} ({n} tokens): FP8 bits differ"
+            pad = q[:, b0 * 128 + n:(b0 + nb) * 128]
+            assert (pad.view(torch.uint8) == 0).all(), \
+                f"{what} group {g}: padding past the group's end is not zero"
+            assert torch.equal(s[:, b0:b0 + nb], sr[:C]), \
+                f"{what} group {g} ({n} tokens): scales differ"
+        t0 += n
+
+
+def dequant_group(q, s, b0, n):
+    """The (rows, n) f64 operand of one group from the padded cast."""
+    nb = -(-n // 128)
+    scale = s[:, b0:b0 + nb].double().repeat_interleave(128, 1)[:, :n]
+    return q[:, b0 * 128:b0 * 128 + n].double() * scale
+
+
+def reference(aq, as_, bq, bs, sizes):
+    refs = []
+    for n, (b0, _) in zip(sizes, padded_starts(sizes)):
+        if n == 0:
+            refs.append(None)
+            continue
+        refs.append(dequant_group(aq, as_, b0, n) @ dequant_group(bq, bs, b0, n).t())
+    return refs
+
+
+def check_out(out, refs, what, base=None):
+    for g, ref in enumerate(refs):
+        o = out[g] if base is None else out[g].double() - base[g].double()
+        if ref is None:
+            if base is None:
+                assert (out[g] == 0).all(), f"{what}: group {g} without tokens is not zero"
+            else:
+                assert torch.equal(out[g], base[g]), \
+                    f"{what}: group {g} without tokens changed c"
+            continue
+        assert not torch.isnan(out[g]).any(), f"{what}: NaN in group {g}"
+        err = (o.double() - ref).norm() / ref.norm().clamp(min=1e-30)
+        assert err.item() < TOL, f"{what}: group {g} relative error {err.item():.2e}"
+
+
+def inputs(sizes, M, N, seed, pad_tokens=0):
+    T = sum(sizes) + pad_tokens
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    dy = torch.randn(T, M, device="cuda", generator=gen).to(torch.bfloat16)
+    x = torch.randn(T, N, device="cuda", generator=gen)
+    # Tokens of very different magnitudes, so that a block's scale matters.
+    x *= torch.logspace(-2, 2, T, device="cuda")[:, None]
+    return dy, x.to(torch.bfloat16), offsets(sizes)
+
+
+def poisoned_k(sizes, M, N, out_dtype, seed=0, tile=None, pad_tokens=0):
+    """Casts, then the GEMM into a NaN-poisoned (G, M, N) buffer through the
+    C API (the op itself allocates its output)."""
+    G = len(sizes)
+    dy, x, offs = inputs(sizes, M, N, seed, pad_tokens)
+    aq, as_ = quantize_grouped_tokens(dy, offs)
+    bq, bs = quantize_grouped_tokens(x, offs)
+    torch.cuda.synchronize()
+    check_cast(dy, sizes, aq, as_, "dY")
+    check_cast(x, sizes, bq, bs, "X")
+    out = torch.full((G, M, N), float("nan"), device="cuda", dtype=out_dtype)
+    dims = gm._grouped_check.check_k(gm._t(aq), gm._t(as_), gm._t(bq), gm._t(bs),
+                                     gm._t(offs), gm.OUT_DTYPES[out_dtype])
+    if tile is None:
+        gm._launch_k(aq, as_, bq, bs, offs, out, False, dims)
+    else:
+        from blockscale import _capi
+        kern = _capi.GroupedGemmKernel(_capi.grouped_desc(
+            "k", G, N, 0, m=M, out_dtype=gm.OUT_DTYPES[out_dtype], force_tile=tile))
+        _, _, _, cap, ldsa, ldsb = dims
+        args = _capi.GroupedGemmArgs()
+        _capi.lib().bs_grouped_gemm_args_init(args)
+        args.a, args.a_scale, args.b, args.b_scale = (aq.data_ptr(), as_.data_ptr(),
+                                                      bq.data_ptr(), bs.data_ptr())
+        args.groups, args.c = offs.data_ptr(), out.data_ptr()
+        args.capacity, args.ldsa, args.ldsb = cap, ldsa, ldsb
+        gm._launch_on(kern, args, aq.device)
+    torch.cuda.synchronize()
+    check_out(out, reference(aq, as_, bq, bs, sizes), f"{sizes} {out_dtype} {tile}")
+    return out
+
+
+SIZES = {
+    "empty_and_odd": [0, 1, 127, 129, 0, 256, 3, 0],
+    "all_empty_but_one": [0, 0, 0, 300, 0, 0],
+    "unbalanced": [4000, 1, 1, 2, 0, 130, 1, 64],
+    "single": [777],
+    "aligned": [128] * 8,
+    "all_empty": [0, 0, 0],
+}
+
+
+@pytest.mark.parametrize("name", list(SIZES))
+@pytest.mark.parametrize("out_dtype", [torch.float32, torch.bfloat16])
+def test_kgrouped(name, out_dtype):
+    poisoned_k(SIZES[name], 384, 512, out_dtype, pad_tokens=0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kgrouped_random(seed):
+    rnd = random.Random(seed)
+    G = rnd.choice([2, 4, 8, 16, 32])
+    sizes = [rnd.choice([0, 1, 127, 128, 129, rnd.randint(0, 700)]) for _ in range(G)]
+    M = rnd.choice([128, 256, 200, 1024])  # 200: tiles that end past M
+    N = rnd.choice([128, 256, 136, 1024])
+    poisoned_k(sizes, M, N, rnd.choice([torch.float32, torch.bfloat16]), seed=seed,
+               pad_tokens=rnd.choice([0, 5]))
+
+
+@pytest.mark.parametrize("tile", ["bm=64,bn=128", "bm=128,bn=192", "bm=128,bn=64",
+                                  "bm=256,bn=128"])
+def test_kgrouped_forced_tiles(tile):
+    poisoned_k([0, 1, 127, 129, 300, 0, 64], 320, 384, torch.float32, seed=3, tile=tile)
+
+
+def test_cast_inputs_and_unsorted_tail():
+    """f16 and f32 inputs, columns past a 128 tile, tokens past offs[-1]."""
+    sizes = [5, 0, 300, 128]
+    for dtype, C in ((torch.float16, 136), (torch.float32, 260), (torch.bfloat16, 1032)):
+        T = sum(sizes) + 50
+        x = (torch.randn(T, C, device="cuda") * 3).to(dtype)
+        offs = offsets(sizes)
+        q, s = quantize_grouped_tokens(x, offs)
+        torch.cuda.synchronize()
+        assert q.shape == (C, -(-T // 128) * 128 + 128 * len(sizes))
+        assert s.shape == (C, q.shape[1] // 128) and s.stride(0) == 1
+        check_cast(x, sizes, q, s, str(dtype))
+
+
+def test_cast_e5m2():
+    sizes = [129, 1, 0, 255]
+    x = torch.randn(sum(sizes), 256, device="cuda").to(torch.bfloat16)
+    q, s = quantize_grouped_tokens(x, offsets(sizes), torch.float8_e5m2)
+    torch.cuda.synchronize()
+    t0 = 0
+    for n, (b0, nb) in zip(sizes, padded_starts(sizes)):
+        if n:
+            qr, sr = quantize_ref(x[t0:t0 + n], "1x128", transpose=True,
+                                  fp8_dtype=torch.float8_e5m2)
+            assert torch.equal(q[:, b0 * 128:b0 * 128 + n].view(torch.uint8),
+                               qr.view(torch.uint8))
+            assert torch.equal(s[:, b0:b0 + nb], sr)
+        t0 += n
+
+
+def test_accumulate():
+    sizes = [300, 0, 1, 129, 0, 700]
+    G, M, N = len(sizes), 256, 384
+    dy, x, offs = inputs(sizes, M, N, 11)
+    aq, as_ = quantize_grouped_tokens(dy, offs)
+    bq, bs = quantize_grouped_tokens(x, offs)
+    c = torch.randn(G, M, N, device="cuda")
+    base = c.clone()
+    grouped_mm_k_accumulate(c, aq, as_, bq, bs, offs)
+    torch.cuda.synchronize()
+    check_out(c, reference(aq, as_, bq, bs, sizes), "accumulate", base=base)
+    # The op's f32 output is the same sum from zero.
+    out = grouped_mm_k(aq, as_, bq, bs, offs)
+    z = torch.zeros_like(c)
+    grouped_mm_k_accumulate(z, aq, as_, bq, bs, offs)
+    torch.cuda.synchronize()
+    assert torch.equal(out, z)
+
+
+def test_zero_tokens():
+    offs = torch.zeros(3, device="cuda", dtype=torch.int32)
+    dy = torch.empty(0, 256, device="cuda", dtype=torch.bfloat16)
+    x = torch.empty(0, 128, device="cuda", dtype=torch.bfloat16)
+    aq, as_ = quantize_grouped_tokens(dy, offs)
+    bq, bs = quantize_grouped_tokens(x, offs)
+    assert aq.shape == (256, 384)
+    out = grouped_mm_k(aq, as_, bq, bs, offs, torch.bfloat16)
+    torch.cuda.synchronize()
+    assert out.shape == (3, 256, 128) and (out == 0).all()
+
+
+def test_cuda_graph_and_compile():
+    sizes = [100, 0, 300, 28]
+    G, M, N = len(sizes), 256, 512
+    T = sum(sizes)
+    dy, x, offs = inputs(sizes, M, N, 5)
+
+    def wgrad(dy, x, offs):
+        a, sa = quantize_grouped_tokens(dy, offs)
+        b, sb = quantize_grouped_tokens(x, offs)
+        return grouped_mm_k(a, sa, b, sb, offs)
+
+    eager = wgrad(dy, x, offs)
+    f = torch.compile(wgrad, fullgraph=True)
+    assert torch.equal(f(dy, x, offs), eager)
+
+    # The group sizes stay on the device: a replay with new offsets is right.
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        wgrad(dy, x, offs)
+    torch.cuda.current_stream().wait_stream(s)
+    with torch.cuda.graph(g):
+        a, sa = torch.ops.blockscale.quantize_grouped_tokens(dy, offs, FP8)
+        b, sb = torch.ops.blockscale.quantize_grouped_tokens(x, offs, FP8)
+        out = torch.ops.blockscale.grouped_mm_k(a, sa, b, sb, offs, torch.float32)
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, eager)
+    new = [T - 3, 0, 1, 2]
+    offs.copy_(offsets(new))
+    g.replay()
+    torch.cuda.synchronize()
+    check_cast(dy, new, a, sa, "replay")
+    check_out(out, reference(a, sa, b, sb, new), "replay with new offsets")
+    assert torch.equal(out, wgrad(dy, x, offs))
+
+
+def test_against_dense_wgrad():
+    """One group equals the dense weight gradient of its tokens (same recipe)."""
+    T, M, N = 640, 256, 384
+    dy = torch.randn(T, M, device="cuda").to(torch.bfloat16)
+    x = torch.randn(T, N, device="cuda").to(torch.bfloat16)
+    offs = offsets([T])
+    a, sa = quantize_grouped_tokens(dy, offs)
+    b, sb = quantize_grouped_tokens(x, offs)
+    out = grouped_mm_k(a, sa, b, sb, offs)
+    ref = dy.double().t() @ x.double()
+    err = (out[0].double() - ref).norm() / ref.norm()
+    assert err.item() < 0.1, f"FP8 recipe error {err.item():.3f}"
+
+
+def test_validation_messages():
+    offs = offsets([4, 6])
+    dy = torch.randn(10, 256, device="cuda").to(torch.bfloat16)
+    x = torch.randn(10, 128, device="cuda").to(torch.bfloat16)
+    a, sa = quantize_grouped_tokens(dy, offs)
+    b, sb = quantize_grouped_tokens(x, offs)
+    with pytest.raises(ValueError, match=r"offs to be a 1-D int32 tensor"):
+        quantize_grouped_tokens(dy, offs.long())
+    with pytest.raises(ValueError, match=r"pad cols to 104"):
+        quantize_grouped_tokens(torch.randn(10, 100, device="cuda").to(torch.bfloat16), offs)
+    with pytest.raises(ValueError, match="row-major"):
+        quantize_grouped_tokens(dy.t().contiguous().t(), offs)
+    with pytest.raises(ValueError, match="same token capacity"):
+        grouped_mm_k(a, sa, b[:, :128], sb[:, :1], offs)
+    with pytest.raises(ValueError, match=r"b_scale .* \(N, capacity/128\)"):
+        grouped_mm_k(a, sa, b, sb[:, :1], offs)
+    with pytest.raises(ValueError, match="out_dtype"):
+        grouped_mm_k(a, sa, b, sb, offs, torch.float16)
+    with pytest.raises(ValueError, match=r"c to be a contiguous float32 tensor"):
+        grouped_mm_k_accumulate(torch.zeros(2, 256, 128, device="cuda",
+                                            dtype=torch.bfloat16), a, sa, b, sb, offs)
+
+
+def test_fakes_match_the_ops():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        x = torch.empty(300, 512, device="cuda", dtype=torch.bfloat16)
+        offs = torch.empty(4, device="cuda", dtype=torch.int32)
+        q, s = torch.ops.blockscale.quantize_grouped_tokens(x, offs, FP8)
+        assert q.shape == (512, 384 + 512) and q.dtype == FP8
+        assert s.shape == (512, 7) and s.stride() == (1, 512)
+        out = torch.ops.blockscale.grouped_mm_k(q, s, q, s, offs, torch.bfloat16)
+        assert out.shape == (4, 512, 512) and out.dtype == torch.bfloat16
+        with pytest.raises(ValueError, match="offs"):
+            torch.ops.blockscale.grouped_mm_k(q, s, q, s, offs.long(), torch.float32)
