@@ -12,6 +12,10 @@ Shapes (DeepSeek-V3 routed experts, issue 29):
   masked (G, Mmax) in (32, 192), (6, 1024), (32, 20) with the same (N, K).
 --vary F draws each contiguous group's size in [1 - F, 1 + F] times the
 tokens per expert (seeded); masked groups hold [0.7, 1] x Mmax valid rows.
+k-grouped (the experts' weight gradient dW_g (M, N) = dY_g^T X_g):
+  (G, M, N, tokens per expert) in (4, 4096, 7168, 8192), (8, 7168, 2048, 4096),
+  (16, 4096, 7168, 2048), each group's tokens drawn in [0.7, 1.3] x tokens per
+  expert (--k-vary).
 
 Every candidate gets the same FP8 operands (random bf16 quantized by
 blockscale's casts), each in its own layouts:
@@ -23,6 +27,18 @@ blockscale's casts), each in its own layouts:
                MN-major as it reads them (copies made outside the timing);
   dense loop   one blockscale.scaled_mm per group on the group's rows (sizes
                known on the host).
+For the k-grouped rows:
+  blockscale   quantize_grouped_tokens of dY and X on the unpadded sizes (not
+               timed), then grouped_mm_k (f32 out) and grouped_mm_k_accumulate
+               (f32 +=, DeepGEMM's form) on its padded operands;
+  DeepGEMM     k_grouped_fp8_gemm_nt_contiguous (its sm_90 k-grouped kernel,
+               d = c + A^T B in f32) on the same FP8 operands, each group padded
+               to 128 tokens as it requires (the cast's layout, rearranged into
+               its per-group K-major chunks outside the timing);
+  dense loop   one wgrad scaled_mm per group (f32 out) on the group's padded
+               tokens.
+TFLOP/s count the real tokens. Each is checked against an f32 product of the
+dequantized operands.
 Each is checked against an f32 product of the dequantized operands (relative
 Frobenius error per group < 3e-3) before it is timed. Timing follows
 bench_gemm.py: a CUDA graph of ten calls replayed under triton's do_bench
@@ -223,6 +239,102 @@ def masked_case(G, Mmax, N, K, dg, seed):
     return row
 
 
+KGROUPED = [(4, 4096, 7168, 8192), (8, 7168, 2048, 4096), (16, 4096, 7168, 2048)]
+
+
+def kgrouped_case(G, M, N, tpe, vary, dg, seed):
+    from blockscale.grouped import (grouped_mm_k, grouped_mm_k_accumulate,
+                                    quantize_grouped_tokens)
+    rnd = random.Random(seed)
+    sizes = [max(1, int(round(tpe * rnd.uniform(1 - vary, 1 + vary)))) for _ in range(G)]
+    T = sum(sizes)
+    offs = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
+    dy = torch.randn(T, M, device="cuda").to(torch.bfloat16)
+    x = torch.randn(T, N, device="cuda").to(torch.bfloat16)
+    aq, as_ = quantize_grouped_tokens(dy, offs)
+    bq, bs = quantize_grouped_tokens(x, offs)
+    del dy, x
+    nbs = [-(-n // 128) for n in sizes]
+    b0s = [sum(nbs[:i]) for i in range(G)]
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+    def deq(q, sc, i):
+        b0, nb, n = b0s[i], nbs[i], sizes[i]
+        return (q[:, b0 * 128:b0 * 128 + n].float()
+                * sc[:, b0:b0 + nb].repeat_interleave(128, 1)[:, :n])
+
+    refs = [(i, deq(aq, as_, i) @ deq(bq, bs, i).t()) for i in range(G)]
+    row = {"kind": "k", "G": G, "m_per_group": tpe, "rows": T, "M": M, "N": N,
+           "sizes": sizes}
+
+    ours = lambda: grouped_mm_k(aq, as_, bq, bs, offs)  # noqa: E731
+    res = ours()
+    row["ours_relerr"] = check_groups(lambda i: res[i], refs)
+    row["ours_ok"] = row["ours_relerr"] < TOL
+    if row["ours_ok"]:
+        row["ours_ms"] = bench_graph(ours)
+    del res
+    c = torch.zeros(G, M, N, device="cuda")
+    acc = lambda: grouped_mm_k_accumulate(c, aq, as_, bq, bs, offs)  # noqa: E731
+    acc()
+    row["ours_acc_relerr"] = check_groups(lambda i: c[i], refs)
+    if row["ours_acc_relerr"] < TOL:
+        row["ours_acc_ms"] = bench_graph(acc)
+
+    def loop_outs():
+        return [blockscale.scaled_mm(
+            aq[:, b0s[i] * 128:(b0s[i] + nbs[i]) * 128], as_[:, b0s[i]:b0s[i] + nbs[i]],
+            bq[:, b0s[i] * 128:(b0s[i] + nbs[i]) * 128].t(),
+            bs[:, b0s[i]:b0s[i] + nbs[i]].t(), "1x128", "128x1", torch.float32)
+            for i in range(G)]
+    outs = loop_outs()
+    row["loop_relerr"] = max(relerr(outs[i], ref) for i, ref in refs)
+    del outs
+    if row["loop_relerr"] < TOL:
+        row["loop_ms"] = bench_graph(loop_outs)
+
+    if dg is not None:
+        try:
+            # Its sm_90 k-grouped kernel: per group a K-major (M, K_g) chunk,
+            # K_g a multiple of 128, chunks back to back; scales (M, blocks).
+            ks = [128 * nb for nb in nbs]
+            tb = sum(nbs)
+            a_dg = torch.cat([aq[:, b0s[i] * 128:(b0s[i] + nbs[i]) * 128].reshape(-1)
+                              for i in range(G)])
+            b_dg = torch.cat([bq[:, b0s[i] * 128:(b0s[i] + nbs[i]) * 128].reshape(-1)
+                              for i in range(G)])
+            sa_dg = as_[:, :tb].t().contiguous().t()
+            sb_dg = bs[:, :tb].t().contiguous().t()
+            layout = torch.tensor(ks, device="cuda", dtype=torch.int32)
+            d = torch.zeros(G, M, N, device="cuda")
+            call = lambda: dg.k_grouped_fp8_gemm_nt_contiguous(  # noqa: E731
+                (a_dg, sa_dg), (b_dg, sb_dg), d, ks, layout, d)
+            call()
+            torch.cuda.synchronize()
+            row["deepgemm_relerr"] = check_groups(lambda i: d[i], refs)
+            row["deepgemm_ok"] = row["deepgemm_relerr"] < TOL
+            if row["deepgemm_ok"]:
+                row["deepgemm_ms"] = bench_graph(call)
+        except Exception as e:  # noqa: BLE001
+            row["deepgemm_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return row
+
+
+def markdown_k(rows):
+    lines = ["| G | M | N | tokens/group | blockscale ms | TFLOP/s | += ms | DeepGEMM += ms | "
+             "vs DeepGEMM (+=) | dense loop ms | vs loop |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ours, oa = r.get("ours_ms"), r.get("ours_acc_ms")
+        dgm, lp = r.get("deepgemm_ms"), r.get("loop_ms")
+        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            r["G"], r["M"], r["N"], r["m_per_group"], fmt(ours, ".4f"),
+            fmt(tflops(r["rows"], r["M"], r["N"], ours) if ours else None, ".0f"),
+            fmt(oa, ".4f"), fmt(dgm, ".4f"), fmt(dgm / oa if oa and dgm else None, ".3f"),
+            fmt(lp, ".4f"), fmt(lp / ours if ours and lp else None, ".3f")))
+    return "\n".join(lines)
+
+
 def fmt(v, spec):
     return format(v, spec) if isinstance(v, (int, float)) and not math.isnan(v) else "-"
 
@@ -254,6 +366,10 @@ def main():
     p.add_argument("--vary", type=float, default=0.0,
                    help="contiguous group sizes drawn in [1 - F, 1 + F] x tokens per expert")
     p.add_argument("--no-deepgemm", action="store_true")
+    p.add_argument("--k-vary", type=float, default=0.3,
+                   help="k-grouped group sizes drawn in [1 - F, 1 + F] x tokens per expert")
+    p.add_argument("--only", choices=("m", "k"), default=None,
+                   help="only the m-grouped or only the k-grouped rows")
     p.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "bench_grouped.json"))
     args = p.parse_args()
     dg = None if args.no_deepgemm else import_deepgemm()
@@ -267,34 +383,54 @@ def main():
     rows = []
     t0 = time.time()
     seed = 0
-    for G, tpe in CONTIGUOUS:
+    krows = []
+    if args.only != "m":
+        for G, M, N, tpe in (KGROUPED[:1] if args.quick else KGROUPED):
+            seed += 1
+            krows.append(kgrouped_case(G, M, N, tpe, args.k_vary, dg, seed))
+            print(json.dumps({k: v for k, v in krows[-1].items() if k != "sizes"}), flush=True)
+            torch.cuda.empty_cache()
+    for G, tpe in (CONTIGUOUS if args.only != "k" else []):
         for N, K in nk:
             seed += 1
             rows.append(contiguous_case(G, tpe, N, K, args.vary, dg, seed))
             print(json.dumps({k: v for k, v in rows[-1].items() if k != "sizes"}), flush=True)
             torch.cuda.empty_cache()
-    for G, Mmax in MASKED:
+    for G, Mmax in (MASKED if args.only != "k" else []):
         for N, K in nk:
             seed += 1
             rows.append(masked_case(G, Mmax, N, K, dg, seed))
             print(json.dumps({k: v for k, v in rows[-1].items() if k != "sizes"}), flush=True)
             torch.cuda.empty_cache()
     print(f"\n({time.time() - t0:.0f} s)")
-    bad = [r for r in rows if not r.get("ours_ok") or r.get("deepgemm_ok") is False]
+    bad = [r for r in rows + krows if not r.get("ours_ok") or r.get("deepgemm_ok") is False]
     for r in bad:
-        print(f"WRONG RESULT: {r['kind']} G={r['G']} M={r['m_per_group']} N={r['N']} K={r['K']}: "
-              f"ours relerr {r.get('ours_relerr')}, DeepGEMM relerr {r.get('deepgemm_relerr')}")
+        print(f"WRONG RESULT: {r['kind']} G={r['G']} M={r.get('M', r['m_per_group'])} "
+              f"N={r['N']} K={r.get('K', '-')}: ours relerr {r.get('ours_relerr')}, "
+              f"DeepGEMM relerr {r.get('deepgemm_relerr')}")
     ratio = geomean([r["deepgemm_ms"] / r["ours_ms"] for r in rows
                      if r.get("deepgemm_ms") and r.get("ours_ms")])
     loop_ratio = geomean([r["loop_ms"] / r["ours_ms"] for r in rows
                           if r.get("loop_ms") and r.get("ours_ms")])
-    table = markdown(rows)
-    print("\n" + table)
-    print(f"\ngrouped geomean vs DeepGEMM: {ratio:.3f}")
-    print(f"grouped geomean vs dense loop: {loop_ratio:.3f}", flush=True)
+    table = markdown(rows) if rows else ""
+    if rows:
+        print("\n" + table)
+        print(f"\ngrouped geomean vs DeepGEMM: {ratio:.3f}")
+        print(f"grouped geomean vs dense loop: {loop_ratio:.3f}", flush=True)
+    k_ratio = geomean([r["deepgemm_ms"] / r["ours_acc_ms"] for r in krows
+                       if r.get("deepgemm_ms") and r.get("ours_acc_ms")])
+    k_loop = geomean([r["loop_ms"] / r["ours_ms"] for r in krows
+                      if r.get("loop_ms") and r.get("ours_ms")])
+    ktable = markdown_k(krows) if krows else ""
+    if krows:
+        print("\n" + ktable)
+        print(f"\nk-grouped geomean vs DeepGEMM (+=): {k_ratio:.3f}")
+        print(f"k-grouped geomean vs dense loop: {k_loop:.3f}", flush=True)
     with open(args.json, "w") as f:
         json.dump({**head, "rows": rows, "geomean_vs_deepgemm": ratio,
-                   "geomean_vs_loop": loop_ratio, "table": table}, f, indent=1)
+                   "geomean_vs_loop": loop_ratio, "table": table, "k_rows": krows,
+                   "k_geomean_vs_deepgemm": k_ratio, "k_geomean_vs_loop": k_loop,
+                   "k_table": ktable}, f, indent=1)
     sys.exit(1 if bad else 0)
 
 

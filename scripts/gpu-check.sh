@@ -21,6 +21,8 @@
 #             pytest test/gpu/test_kgrouped.py
 #   gbench    bench/bench_grouped.py (DeepGEMM's grouped kernels beside when .anchors/
 #             holds its archive)
+#   kbench    bench/bench_grouped.py --only k: the k-grouped weight gradient beside
+#             DeepGEMM's k-grouped kernel and a loop of dense wgrad GEMMs
 #   bench     bench/bench_gemm.py, full run (DeepGEMM beside when .anchors/ holds its
 #             archive), then bench/bench_quant.py
 #   jit       build/bin/blockscale-bench-jit (JIT latency from a cold cache)
@@ -172,7 +174,12 @@ v_kgrouped() {
 
 v_gbench() {
   setup_deepgemm
-  run 560 python3 bench/bench_grouped.py --json "$OUT/bench_grouped.json"
+  run 560 python3 bench/bench_grouped.py --only m --json "$OUT/bench_grouped.json"
+}
+
+v_kbench() {
+  setup_deepgemm
+  run 560 python3 bench/bench_grouped.py --only k --json "$OUT/bench_kgrouped.json"
 }
 
 v_bench() {
@@ -247,7 +254,7 @@ v_multigpu() {
 [ $# -gt 0 ] || { usage; exit 2; }
 for v in "$@"; do  # every verb known before any device time is spent
   case $v in
-    smoke|sweep|casts|wheel|python|grouped|kgrouped|gbench|bench|jit|linear|multigpu|all) ;;
+    smoke|sweep|casts|wheel|python|grouped|kgrouped|gbench|kbench|bench|jit|linear|multigpu|all) ;;
     ab|profile) break ;;
     *) echo "gpu-check: unknown verb '$v'" >&2; usage >&2; exit 2 ;;
   esac
