@@ -267,7 +267,8 @@ BS_API bs_status_t bs_grouped_quant_source(const bs_grouped_quant_desc_t *desc,
                                            char *buf, size_t len,
                                            size_t *needed);
 /* The padded tokens of a k-grouped GEMM's operands: round_up(tokens, 128) +
- * 128 * groups (room for every group to start at a multiple of 128). */
+ * 128 * groups (room for every group to start at a multiple of 128); -1 for
+ * negative sizes or sizes past 2^40 tokens or 2^20 groups. */
 BS_API int64_t bs_grouped_token_capacity(int64_t tokens, int64_t groups);
 
 /* Process-wide counters of the kernel registry. */

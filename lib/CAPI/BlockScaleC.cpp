@@ -632,6 +632,10 @@ bs_status_t bs_grouped_quant_source(const bs_grouped_quant_desc_t *desc,
 }
 
 int64_t bs_grouped_token_capacity(int64_t tokens, int64_t groups) {
+  // (Sizes no launch accepts would overflow the arithmetic.)
+  if (tokens < 0 || groups < 0 || tokens > (int64_t(1) << 40) ||
+      groups > (int64_t(1) << 20))
+    return -1;
   return groupedTokenCapacity(tokens, groups);
 }
 

@@ -338,6 +338,9 @@ TEST(KGroupedCAPI, DefaultsAndSource) {
 
   EXPECT_EQ(bs_grouped_token_capacity(1000, 8), 1024 + 1024);
   EXPECT_EQ(bs_grouped_token_capacity(0, 4), 512);
+  EXPECT_EQ(bs_grouped_token_capacity(-1, 4), -1);
+  EXPECT_EQ(bs_grouped_token_capacity(std::numeric_limits<int64_t>::max(), 4),
+            -1);
 }
 
 // A host built before the k-grouped GEMMs passes the shorter structs: they
