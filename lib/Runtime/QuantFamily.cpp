@@ -64,7 +64,8 @@ llvm::Error QuantDesc::validate() const {
 
 std::string QuantFamily::kernelName(const Spec &q) {
   return llvm::formatv("bs_quantize_{0}_{1}_{2}x{3}{4}", toString(q.in),
-                       toString(q.out), q.br, q.bc, q.transposed ? "_t" : "")
+                       toString(q.out), q.br, q.bc,
+                       q.dual ? "_dual" : q.transposed ? "_t" : "")
       .str();
 }
 
@@ -74,6 +75,23 @@ void QuantFamily::writeInstantiation(const Spec &q, const std::string &name,
                    : q.in == DType::F16 ? "bs::InF16"
                                         : "bs::InF32";
   os << "#include \"blockscale/quantize.cuh\"\n\n";
+  if (q.dual) {
+    // The transposing cast's pipeline with the transposed result's blocks
+    // (128x1 or 128x128 of the input); the in-order result rides along.
+    os << llvm::formatv("using BsKernel = bs::QuantizeTile<{0}, /*FMT=*/{1}, "
+                        "/*BR=*/128, /*BC=*/{2}, /*TRANS=*/true, "
+                        "/*DUAL=*/true>;\n\n",
+                        in, q.out == Fp8Type::E4M3 ? 0 : 1,
+                        q.br == 1 ? 1 : 128);
+    os << "extern \"C\" __global__ void "
+          "__launch_bounds__(BsKernel::kThreads, BsKernel::kMinCtas)\n"
+       << name << "(const __grid_constant__ bs::QuantParams p,\n"
+       << "    const __grid_constant__ bs::QuantParams pT,\n"
+       << "    const __grid_constant__ bs::TmaDesc tX,\n"
+       << "    const __grid_constant__ bs::TmaDesc tQ) {\n"
+       << "  BsKernel::run(p, pT, tX, tQ);\n}\n";
+    return;
+  }
   os << llvm::formatv("using BsKernel = bs::QuantizeTile<{0}, /*FMT=*/{1}, "
                       "/*BR=*/{2}, /*BC=*/{3}, /*TRANS=*/{4}>;\n\n",
                       in, q.out == Fp8Type::E4M3 ? 0 : 1, q.br, q.bc,
