@@ -7,7 +7,9 @@ Layouts (logical shapes; strides are the physical order):
                                                           128x1:   (ceil(K/128), N), N-contiguous
   out      (M, N)  bf16/f32 row-major
 
-``quantize`` returns tensors already in these layouts. The mixture-of-experts
+``quantize`` returns tensors already in these layouts; ``quantize_dual``
+returns both layouts of one tensor (forward and backward operands) from one
+read of it. The mixture-of-experts
 grouped GEMMs (``grouped_mm``, ``grouped_mm_masked``) are in
 ``blockscale.grouped``.
 
@@ -20,7 +22,7 @@ from ._capi import programmatic_launch
 from ._device import UnsupportedGPUError
 from ._version import __version__
 
-_TORCH_API = ["quantize", "scaled_mm", "scaled_mm_accumulate", "scale_geometry", "nn",
+_TORCH_API = ["quantize", "quantize_dual", "scaled_mm", "scaled_mm_accumulate", "scale_geometry", "nn",
               "grouped_mm", "grouped_mm_masked", "quantize_grouped_weight",
               "quantize_grouped_activation_masked",
               "Float8BlockwiseInferenceLinear", "load_fp8_checkpoint",
@@ -34,7 +36,7 @@ except ImportError as e:  # the C API and the CLI work without torch
     _torch_error = e
 
 if _torch is not None:
-    from .ops import quantize, scaled_mm, scaled_mm_accumulate, scale_geometry
+    from .ops import quantize, quantize_dual, scaled_mm, scaled_mm_accumulate, scale_geometry
     from .grouped import (grouped_mm, grouped_mm_masked, quantize_grouped_weight,
                           quantize_grouped_activation_masked)
     from . import sharding as _sharding
