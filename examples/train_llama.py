@@ -15,8 +15,8 @@ Float8BlockwiseConfig: the lm_head, 256 outputs, stays bf16).
     python examples/train_llama.py                       # defaults: ~2-3 min on an H200
     python examples/train_llama.py --steps 50 --layers 4 # shorter
     python examples/train_llama.py --compile             # torch.compile both models
-    python examples/train_llama.py --hidden 4096 --layers 4 --heads 32 --steps 100 \
-        --json out.json                                  # issue 32's step time at hidden 4096
+    python examples/train_llama.py --hidden 4096 --layers 4 --heads 32 --steps 300 \
+        --lr 3e-4 --json out.json                        # issue 32's model (gpu-check.sh train)
 
 Prints the loss every --log-every steps with tokens/s, then one summary line:
 the loss gap of the FP8 run (mean training loss of the last 10 steps, and the
