@@ -192,7 +192,7 @@ def main():
                    if lr.time_of(res, vs, graph) and ours]
             line.append(f"({'graphs' if graph else 'eager'}) blockscale " + ", ".join(rat))
         print(" ".join(line), flush=True)
-        del x, lin, gy, ref
+        x = lin = gy = ref = None  # (freed before the next layer)
         torch.cuda.empty_cache()
         save(args, ao, rows)  # after each layer: a run cut short keeps what it measured
     for g in save(args, ao, rows):
