@@ -39,6 +39,8 @@
 #             GEMM targets and casts, two rounds; takes the rest of the line
 #   multigpu  sharded programs (--simulate, NCCL where enough GPUs) and the toy parity runs
 #   all       smoke sweep casts python bench (longer than one 10-minute device call)
+# LINEAR_ARGS / QBENCH_ARGS: more arguments for bench_linear.py / bench_quant.py,
+# e.g. LINEAR_ARGS="--shapes 8192x2048x2048" for a quick look.
 # Logs go to $OUT (default ./gpu-out): check.log, failures.log, JSON.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -201,7 +203,7 @@ v_bench() {
 
 v_qbench() {
   setup_torchao
-  run 570 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
+  run 570 python3 bench/bench_quant.py --json "$OUT/bench_quant.json" ${QBENCH_ARGS:-}
 }
 
 v_wheel() { # the package as a user installs it: no MLIR here, NVRTC found at run time
@@ -218,7 +220,7 @@ v_jit() {  # (a fresh cache directory, so that "cold" really compiles)
 }
 v_linear() {  # (torchao's first calls autotune its casts: minutes)
   setup_torchao
-  run 570 python3 bench/bench_linear.py --graph --json "$OUT/bench_linear.json"
+  run 570 python3 bench/bench_linear.py --graph --json "$OUT/bench_linear.json" ${LINEAR_ARGS:-}
 }
 v_inference() { run 300 python3 bench/bench_inference.py --graph; }
 
