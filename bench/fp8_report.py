@@ -103,6 +103,8 @@ def cast_goal_lines(rows, frac=0.95):
                      f"slower)")
     else:
         lines.append("goal every cast >= torchao's: not measured")
+    if not rows:
+        return lines + [f"goal every cast >= {100 * frac:.0f} % of the copy: not measured"]
     worst = min(rows, key=lambda r: r["frac"])
     lines.append(f"goal every cast >= {100 * frac:.0f} % of the copy: "
                  f"{'MET' if worst['frac'] >= frac else 'MISSED'} (worst {100 * worst['frac']:.1f} %, "

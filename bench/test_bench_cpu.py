@@ -303,6 +303,9 @@ def test_cast_goals():
     lines = fp8_report.cast_goal_lines(rows)
     assert lines[0].endswith("not measured") and lines[1].startswith(
         "goal every cast >= 95 % of the copy: MET (worst 95.1 %"), lines
+    assert fp8_report.cast_goal_lines([]) == [
+        "goal every cast >= torchao's: not measured",
+        "goal every cast >= 95 % of the copy: not measured"]
 
 
 def test_torchao_locate():
