@@ -15,8 +15,10 @@ def BlockScalePadScales : Pass<"blockscale-pad-scales", "::mlir::ModuleOp"> {
   let summary = "Give every scale operand the physical layout the kernels read";
   let description = [{
     Chooses the physical layout of each matmul scale operand and of the
-    `blockscale.quantize` op that produces it, so that the quantize kernel
-    writes scales exactly where the matmul kernel reads them:
+    `blockscale.quantize` op that produces it (`scale_layout`, or for a
+    `blockscale.quantize_dual` the attribute of the scale result it reads:
+    `scale_layout` or `t_scale_layout`), so that the cast kernel writes
+    scales exactly where the matmul kernel reads them:
 
     * 1x128 scales of A, `(M, ceil(K/128))`: M-contiguous (`col_major`), the
       K-block stride rounded up to 4 elements: each K-block's column is read
@@ -29,8 +31,9 @@ def BlockScalePadScales : Pass<"blockscale-pad-scales", "::mlir::ModuleOp"> {
 
     A layout the user already wrote is kept when it satisfies the rule and is
     an error naming the needed layout when it does not; a scale tensor that
-    feeds two consumers with different needs is an error too. No copies are
-    inserted.
+    feeds two consumers with different needs is an error too. Scales that
+    feed no matmul get the layout of the role their recipe implies. No
+    copies are inserted.
   }];
 }
 
@@ -46,7 +49,11 @@ def BlockScaleVerifyLayouts : Pass<"blockscale-verify-layouts", "::mlir::ModuleO
       16 bytes, or a given leading dimension is smaller than the extent;
     * a scale layout is missing (run `--blockscale-pad-scales`) or is not the
       one the kernel reads;
-    * a quantize op's scale layout does not match what its consumer expects.
+    * a quantize op's scale layout does not match what its consumer expects
+      (for a `blockscale.quantize_dual`, each result's against its own
+      consumer);
+    * a cast's input rows or FP8 output rows (both results of a
+      `blockscale.quantize_dual`) are not a multiple of 16 bytes.
 
     It never rewrites IR.
   }];
