@@ -11,6 +11,40 @@
 
 include "mlir/Pass/PassBase.td"
 
+def BlockScaleFuseDualQuantize
+    : Pass<"blockscale-fuse-dual-quantize", "::mlir::ModuleOp"> {
+  let summary = "Cast a tensor read twice in both layouts with one read";
+  let description = [{
+    A training step casts some tensors twice, once in input order and once
+    transposed: dY for grad-input (`1x128`) and dY^T for grad-weight
+    (`1x128, transpose`), the weight for the forward
+    (`128x128, transpose, layout = col_major`) and for grad-input
+    (`128x128, layout = col_major`). This pass replaces two
+    `blockscale.quantize` ops by one `blockscale.quantize_dual`, which reads
+    the input once, when they
+
+    * quantize the same SSA value, in the same block;
+    * have the same recipe, the same `layout` and the same FP8 element
+      type, and opposite `transpose`;
+    * and the one of them written in input order (`transpose` and
+      `layout = col_major` agree) has 1x128 or 128x128 blocks in the
+      input's frame (the dual kernel's tiles).
+
+    The op is inserted where the earlier of the two was; their results are
+    replaced one for one (the in-order cast's by `result, scale`, the
+    other's by `t_result, t_scale`) and their `scale_layout` attributes are
+    kept as `scale_layout` and `t_scale_layout`. Of three or more casts of a
+    tensor, each is paired with the first later one that fits.
+
+    Casts that write the same bytes but are spelled differently are not
+    fused, because their tensor types differ: x's grad-weight operand
+    `128x1, layout = col_major` is the input-shaped `(M, K)` tensor, while
+    the transposed half of a dual cast of x's `1x128` forward cast would be
+    `1x128, transpose`, shaped `(K, M)`. Spell such a pair with opposite
+    `transpose` to have it fused.
+  }];
+}
+
 def BlockScalePadScales : Pass<"blockscale-pad-scales", "::mlir::ModuleOp"> {
   let summary = "Give every scale operand the physical layout the kernels read";
   let description = [{
