@@ -40,8 +40,8 @@ def BlockScaleFuseDualQuantize
     fused, because their tensor types differ: x's grad-weight operand
     `128x1, layout = col_major` is the input-shaped `(M, K)` tensor, while
     the transposed half of a dual cast of x's `1x128` forward cast would be
-    `1x128, transpose`, shaped `(K, M)`. Spell such a pair with opposite
-    `transpose` to have it fused.
+    `1x128, transpose`, shaped `(K, M)`; neither can replace the other's
+    result.
   }];
 }
 
