@@ -610,6 +610,8 @@ static int handleMlirInput(llvm::raw_ostream &os, unsigned debug) {
       k = mlir::blockscale::emitGemmKernel(mm, debug);
     else if (auto q = llvm::dyn_cast<mlir::blockscale::QuantizeOp>(op))
       k = mlir::blockscale::emitQuantizeKernel(q, debug);
+    else if (auto d = llvm::dyn_cast<mlir::blockscale::QuantizeDualOp>(op))
+      k = mlir::blockscale::emitQuantizeDualKernel(d, debug);
     else if (auto g = llvm::dyn_cast<mlir::blockscale::GroupedMatmulOp>(op))
       k = mlir::blockscale::emitGroupedGemmKernel(g, debug);
     else
