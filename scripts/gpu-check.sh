@@ -40,7 +40,8 @@
 #   multigpu  sharded programs (--simulate, NCCL where enough GPUs) and the toy parity runs
 #   all       smoke sweep casts python bench (longer than one 10-minute device call)
 # LINEAR_ARGS / QBENCH_ARGS: more arguments for bench_linear.py / bench_quant.py,
-# e.g. LINEAR_ARGS="--shapes 8192x2048x2048" for a quick look.
+# e.g. LINEAR_ARGS="--shapes 8192x2048x2048" for a quick look; PYTEST_ARGS: what
+# the python verb runs instead of test/gpu (e.g. one file, or -k EXPR test/gpu).
 # Logs go to $OUT (default ./gpu-out): check.log, failures.log, JSON.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -167,7 +168,7 @@ v_smoke() {
 v_sweep() { run_queued sweep test/gpu/gemm-cases.txt "$GEN --run --debug=hang --iters 0"; }
 v_casts() { run_queued casts test/gpu/cast-cases.txt "$GEN --op quantize --run --iters 0"; }
 
-v_python() { run 600 python3 -m pytest -x -q -p no:cacheprovider test/gpu -s; }
+v_python() { run 600 python3 -m pytest -x -q -p no:cacheprovider ${PYTEST_ARGS:-test/gpu} -s; }
 
 # SASS of a grouped kernel (blockscale-gen --op grouped ARGS): QGMMA, no spills.
 grouped_sass() {
