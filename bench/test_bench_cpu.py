@@ -2,16 +2,22 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """CPU checks of the benches' pure-Python parts (no torch, no GPU):
 variants and shape parsing, the A/B verdict and tables, the bench_gemm.py
-report. Run: python3 bench/test_bench_cpu.py (or under pytest)."""
+report, bench_linear.py's and bench_quant.py's SQNR and goal lines, where
+torchao is looked for and what scripts/fetch-torchao.sh extracts. Run:
+python3 bench/test_bench_cpu.py (or under pytest)."""
 import contextlib
 import io
 import json
+import math
 import os
+import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import ab  # noqa: E402
+import fp8_report  # noqa: E402
+import torchao_anchor  # noqa: E402
 import profile_pair  # noqa: E402
 import results_table as rt  # noqa: E402
 
@@ -234,6 +240,174 @@ def test_profile_durations():
     assert lines[3].endswith("| 1.134 | 1.063 |"), lines[3]
     for p in (base, new):
         os.unlink(p)
+
+
+def test_fp8_report_shapes_and_db():
+    assert fp8_report.parse_shapes("default") == fp8_report.SHAPES
+    assert (16384, 4096, 14336) in fp8_report.SHAPES and (8192, 7168, 2048) in fp8_report.SHAPES
+    assert fp8_report.parse_shapes(" 8192x2048x5632, 16x128x256") == [(8192, 2048, 5632), (16, 128, 256)]
+    for bad in ("", "1x2", "8192x2048x100", "0x128x128", "ax128x128"):
+        raises(fp8_report.parse_shapes, bad)
+    assert fp8_report.db(100.0, 1.0) == 20.0
+    assert abs(fp8_report.db(1.0, 10 ** -2.88) - 28.8) < 1e-9
+    assert fp8_report.db(1.0, 0.0) == math.inf
+    assert fp8_report.db(0.0, 1.0) == -math.inf and fp8_report.db(1.0, math.nan) == -math.inf
+
+
+def _lrow(T, K, N, ours, bf16, lt, ao=None, ok=True):
+    r = {"T": T, "K": K, "N": N, "blockscale_graph_ms": ours, "bf16_graph_ms": bf16,
+         "cublaslt_fp8_graph_ms": lt, "blockscale_ok": ok, "blockscale_ms": 2 * ours}
+    if ao is not None:
+        r["torchao_graph_ms"] = ao
+    return r
+
+
+def test_linear_goals():
+    rows = [_lrow(16384, 4096, 4096, 1.0, 1.5, 1.2, ao=1.12),
+            _lrow(16384, 4096, 14336, 1.0, 1.46, 1.2, ao=1.11),
+            _lrow(8192, 7168, 2048, 1.0, 1.2, 1.0, ao=0.95)]
+    assert fp8_report.fp8_baseline(rows) == "torchao"
+    ok, lines = fp8_report.goal_lines(rows)
+    assert not ok
+    assert lines[0].startswith("goal blockscale >= 1.10x torchao on 4096/14336 layers: MET (worst 1.11x"), lines
+    assert "over 2 layer(s)" in lines[0]
+    assert lines[1].startswith("goal blockscale >= 1.45x bf16 on 4096/14336 layers: MET (worst 1.46x")
+    assert lines[2].startswith("goal blockscale >= 1.00x torchao on every layer: MISSED (worst 0.95x "
+                               "at T=8192 7168->2048"), lines[2]
+    rows[2]["torchao_graph_ms"] = 1.0
+    assert fp8_report.goal_lines(rows)[0]
+    rows[1]["blockscale_ok"] = False  # a WRONG output is never a speedup
+    ok, lines = fp8_report.goal_lines(rows)
+    assert not ok and "MISSED (worst 0.00x at T=16384 4096->14336" in lines[0], lines
+    # Without torchao: the recipe on cuBLASLt, said so.
+    rows = [_lrow(16384, 4096, 4096, 1.0, 1.5, 1.2)]
+    assert fp8_report.fp8_baseline(rows) == "cublaslt_fp8"
+    ok, lines = fp8_report.goal_lines(rows)
+    assert ok and "1.10x the recipe on cuBLASLt (torchao not measured)" in lines[0], lines
+    ok, lines = fp8_report.goal_lines([_lrow(8192, 2048, 2048, 1.0, 1.5, 1.2)])
+    assert not ok and lines[0].endswith("4096/14336 layers: not measured"), lines
+    ok, lines = fp8_report.goal_lines(rows, graph=False)  # eager columns: only blockscale's
+    assert not ok and all(l.endswith("not measured") for l in lines), lines
+
+
+def test_cast_goals():
+    rows = [{"what": "a", "rows": 8, "cols": 128, "frac": 0.96, "vs_torchao": 1.05},
+            {"what": "b", "rows": 16, "cols": 256, "frac": 0.93, "vs_torchao": 0.98},
+            {"what": "c", "rows": 32, "cols": 512, "frac": 0.97}]
+    lines = fp8_report.cast_goal_lines(rows)
+    assert lines == ["goal every cast >= torchao's: MISSED (worst 0.98x, b 16x256; 1 of 2 slower)",
+                     "goal every cast >= 95 % of the copy: MISSED (worst 93.0 %, b 16x256; 1 of 3 below)"], lines
+    for r in rows:
+        r.pop("vs_torchao", None)
+        r["frac"] = 0.951
+    lines = fp8_report.cast_goal_lines(rows)
+    assert lines[0].endswith("not measured") and lines[1].startswith(
+        "goal every cast >= 95 % of the copy: MET (worst 95.1 %"), lines
+    assert fp8_report.cast_goal_lines([]) == [
+        "goal every cast >= torchao's: not measured",
+        "goal every cast >= 95 % of the copy: not measured"]
+
+
+def test_torchao_locate():
+    with tempfile.TemporaryDirectory() as d:
+        repo, tree = os.path.join(d, "repo"), os.path.join(d, "tree")
+        os.makedirs(os.path.join(tree, "torchao"))
+        os.makedirs(repo)
+        env = torchao_anchor.ENV
+        loc = torchao_anchor.locate
+        assert loc({env: "off"}, repo, installed=True)[0] is None
+        assert loc({}, repo, installed=False)[0] is None
+        assert loc({}, repo, installed=True)[:2] == ("installed", None)
+        kind, _, why = loc({env: tree}, repo, installed=True)
+        assert kind is None and "no torchao/__init__.py" in why
+        open(os.path.join(tree, "torchao", "__init__.py"), "w").close()
+        assert loc({env: tree}, repo, installed=False)[:2] == ("folder", os.path.abspath(tree))
+        src = os.path.join(repo, ".torchao", "src")
+        os.makedirs(os.path.join(src, "torchao"))
+        open(os.path.join(src, "torchao", "__init__.py"), "w").close()
+        assert loc({}, repo, installed=True)[:2] == ("folder", src)
+        assert loc({env: tree}, repo)[1] == os.path.abspath(tree)  # the variable first
+        assert torchao_anchor.source_commit(src) is None
+        with open(os.path.join(src, "SOURCE.txt"), "w") as f:
+            f.write("repository pytorch/ao (x)\ncommit 0123abc\ndate 2026-01-01\n")
+        assert torchao_anchor.source_commit(src) == "0123abc"
+    assert torchao_anchor.cast_fn(None, "1x128", False, "row_major") is None
+    assert set(torchao_anchor.CASTS) == {("1x128", False, "row_major"), ("1x128", True, "row_major"),
+                                         ("128x1", False, "col_major"), ("128x128", True, "col_major"),
+                                         ("128x128", False, "col_major")}
+    assert "torch" not in sys.modules
+
+
+FAKE_AO = {  # a pytorch/ao-like tree: what linear.py and kernels.py need, and more
+    "LICENSE": "BSD\n",
+    "torchao/__init__.py": "raise ImportError('the real __init__ needs the C++ ops')\n",
+    "torchao/utils.py": "import functools\nUTIL = 1\n",
+    "torchao/other.py": "raise ImportError('not needed')\n",
+    "torchao/float8/__init__.py": "raise ImportError('heavy')\n",
+    "torchao/float8/config.py": "from torchao.utils import UTIL\ne4m3_dtype = 'e4m3'\n",
+    "torchao/core/__init__.py": "",
+    "torchao/core/config.py": "class AOBaseConfig:\n    pass\n",
+    "torchao/prototype/__init__.py": "raise ImportError('heavy')\n",
+    "torchao/prototype/blockwise_fp8_training/__init__.py": "",
+    "torchao/prototype/blockwise_fp8_training/kernels.py":
+        "from torchao.float8.config import e4m3_dtype\n"
+        "try:\n    from torchao.missing import x\nexcept ImportError:\n    x = None\n"
+        "def lazy():\n    import torchao.other\n",
+    "torchao/prototype/blockwise_fp8_training/linear.py":
+        "from torchao.core import config\nfrom .kernels import e4m3_dtype\n"
+        "class Float8BlockwiseLinear(config.AOBaseConfig):\n    import torchao.utils as u\n",
+}
+
+
+def _fake_ao_repo(d, files):
+    git = lambda *a: subprocess.run(["git", "-C", d, *a], check=True, capture_output=True,
+                                    text=True).stdout.strip()
+    os.makedirs(d)
+    git("init", "-q")
+    for path, text in files.items():
+        os.makedirs(os.path.join(d, os.path.dirname(path)), exist_ok=True)
+        with open(os.path.join(d, path), "w") as f:
+            f.write(text)
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "fake ao")
+    return git("rev-parse", "HEAD")
+
+
+def test_fetch_torchao():
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "fetch-torchao.sh")
+    with tempfile.TemporaryDirectory() as d:
+        src, out = os.path.join(d, "ao"), os.path.join(d, "out")
+        sha = _fake_ao_repo(src, FAKE_AO)
+        p = subprocess.run(["bash", script, src, "--out", out], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        got = sorted(os.path.relpath(os.path.join(r, f), os.path.join(out, "src"))
+                     for r, _, fs in os.walk(os.path.join(out, "src")) for f in fs)
+        pkgs = ["torchao/__init__.py", "torchao/core/__init__.py", "torchao/float8/__init__.py",
+                "torchao/prototype/__init__.py", "torchao/prototype/blockwise_fp8_training/__init__.py"]
+        assert got == sorted(["LICENSE", "SOURCE.txt", "torchao/utils.py", "torchao/float8/config.py",
+                              "torchao/core/config.py",
+                              "torchao/prototype/blockwise_fp8_training/kernels.py",
+                              "torchao/prototype/blockwise_fp8_training/linear.py"] + pkgs), got
+        assert os.path.getsize(os.path.join(out, "torchao.tar.xz")) > 0
+        assert torchao_anchor.source_commit(os.path.join(out, "src")) == sha
+        # The subset imports (stub __init__s) from the folder and from the archive.
+        tree = os.path.join(d, "unpacked")
+        os.makedirs(tree)
+        subprocess.run(["tar", "-xJf", os.path.join(out, "torchao.tar.xz"), "-C", tree], check=True)
+        for folder in (os.path.join(out, "src"), tree):
+            code = ("import sys; sys.path.insert(0, sys.argv[1]); import torchao; "
+                    "import torchao.prototype.blockwise_fp8_training.linear as l; "
+                    "print(torchao.__commit__, l.Float8BlockwiseLinear.__name__)")
+            p = subprocess.run([sys.executable, "-c", code, folder], capture_output=True, text=True)
+            assert p.returncode == 0 and p.stdout.split() == [sha, "Float8BlockwiseLinear"], p.stderr
+        # A module that needs a package __init__'s names cannot be served by a stub.
+        bad = dict(FAKE_AO)
+        bad["torchao/core/config.py"] = "from torchao.float8 import e4m3\n"
+        src2 = os.path.join(d, "ao2")
+        _fake_ao_repo(src2, bad)
+        p = subprocess.run(["bash", script, src2, "--out", os.path.join(d, "out2")],
+                           capture_output=True, text=True)
+        assert p.returncode != 0 and "torchao.float8: a package's __init__ is needed" in p.stderr, p.stderr
 
 
 if __name__ == "__main__":

@@ -15,13 +15,17 @@ Float8BlockwiseConfig: the lm_head, 256 outputs, stays bf16).
     python examples/train_llama.py                       # defaults: ~2-3 min on an H200
     python examples/train_llama.py --steps 50 --layers 4 # shorter
     python examples/train_llama.py --compile             # torch.compile both models
+    python examples/train_llama.py --hidden 4096 --layers 4 --heads 32 --steps 300 \
+        --lr 3e-4 --json out.json                        # issue 32's model (gpu-check.sh train)
 
 Prints the loss every --log-every steps with tokens/s, then one summary line:
 the loss gap of the FP8 run (mean training loss of the last 10 steps, and the
-validation loss) and its speedup in tokens/s (steps after --warmup-steps).
-No CUDA graphs are used.
+validation loss), its speedup in tokens/s (steps after --warmup-steps) and ms
+per step, and the goal lines (--goal-speedup, --goal-loss-gap). --json writes
+the same as JSON. No CUDA graphs are used.
 """
 import argparse
+import json
 import math
 import os
 import time
@@ -233,7 +237,7 @@ def run(name, fp8, kind, args, train, val):
     val_loss = torch.stack(vl).mean().item()
     tps = timed_tokens / timed_s if timed_s else float("nan")
     print(f"[{name}] final: train loss (last 10 steps) {tail:.4f}, val loss {val_loss:.4f}, "
-          f"{tps / 1e3:.1f}k tokens/s after step {warm}")
+          f"{tps / 1e3:.1f}k tokens/s ({1e3 * tokens_per_step / tps:.1f} ms/step) after step {warm}")
     del model, opt
     torch.cuda.empty_cache()
     return tail, val_loss, tps
@@ -261,6 +265,11 @@ def main():
     ap.add_argument("--data", default=os.path.dirname(os.__file__),
                     help="directory of .py files (default: the standard library)")
     ap.add_argument("--max-mb", type=float, default=32)
+    ap.add_argument("--goal-speedup", type=float, default=1.3,
+                    help="goal line: FP8 step time at least this much faster than bf16")
+    ap.add_argument("--goal-loss-gap", type=float, default=1.0,
+                    help="goal line: FP8 train and val loss within this many percent of bf16")
+    ap.add_argument("--json", help="write the runs, gaps and goal lines to this file")
     args = ap.parse_args()
     if args.hidden % 128 or args.hidden % args.heads:
         raise SystemExit("--hidden must be a multiple of 128 and of --heads")
@@ -285,11 +294,29 @@ def main():
         res["bf16"] = run("bf16", False, kind, args, train, val)
     if args.runs in ("both", "blockscale"):
         res["blockscale"] = run("blockscale", True, kind, args, train, val)
+    out = {"args": vars(args), "model": kind, "ffn": ffn_hidden(args.hidden),
+           "gpu": torch.cuda.get_device_name(), "blockscale": blockscale._capi.version(),
+           "runs": {k: {"train_loss": t, "val_loss": v, "tokens_per_s": s,
+                        "ms_per_step": 1e3 * args.batch * args.seq / s} for k, (t, v, s) in res.items()}}
     if len(res) == 2:
         (tb, vb, sb), (tf, vf, sf) = res["bf16"], res["blockscale"]
-        print(f"summary: loss gap {100 * (tf - tb) / tb:+.2f} % (train, last 10 steps: "
-              f"{tf:.4f} vs {tb:.4f}), {100 * (vf - vb) / vb:+.2f} % (val: {vf:.4f} vs {vb:.4f}); "
-              f"speedup {sf / sb:.3f}x ({sf / 1e3:.1f}k vs {sb / 1e3:.1f}k tokens/s)")
+        gap, vgap, speedup = 100 * (tf - tb) / tb, 100 * (vf - vb) / vb, sf / sb
+        print(f"summary: loss gap {gap:+.2f} % (train, last 10 steps: "
+              f"{tf:.4f} vs {tb:.4f}), {vgap:+.2f} % (val: {vf:.4f} vs {vb:.4f}); "
+              f"speedup {speedup:.3f}x ({sf / 1e3:.1f}k vs {sb / 1e3:.1f}k tokens/s, "
+              f"{out['runs']['blockscale']['ms_per_step']:.1f} vs "
+              f"{out['runs']['bf16']['ms_per_step']:.1f} ms/step)")
+        goals = [f"goal step time >= {args.goal_speedup:.2f}x bf16: "
+                 f"{'MET' if speedup >= args.goal_speedup else 'MISSED'} ({speedup:.3f}x)",
+                 f"goal loss within {args.goal_loss_gap:g} % of bf16 after {args.steps} steps: "
+                 f"{'MET' if max(abs(gap), abs(vgap)) <= args.goal_loss_gap else 'MISSED'} "
+                 f"(train {gap:+.2f} %, val {vgap:+.2f} %)"]
+        for g in goals:
+            print(g)
+        out.update(loss_gap_pct=gap, val_gap_pct=vgap, speedup=speedup, goals=goals)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 #
 # Build here first: scripts/build-gpu-bundle.sh (and, for an A/B of two
 # builds, scripts/build-gpu-bundle.sh --ref <commit> --out .gpu/base). Then,
-# through the device tool with carry [".gpu"] (plus ".anchors" for DeepGEMM):
+# through the device tool with carry [".gpu"] (plus ".anchors" for DeepGEMM,
+# ".torchao" for torchao: scripts/fetch-torchao.sh):
 #   scripts/gpu-run.sh <verb> [limit-seconds] [...]   (everything back as $OUT/gpu-out.tgz)
 #   scripts/gpu-check.sh <verb> [<verb> ...]
 #
@@ -24,9 +25,15 @@
 #   kbench    bench/bench_grouped.py --only k: the k-grouped weight gradient beside
 #             DeepGEMM's k-grouped kernel and a loop of dense wgrad GEMMs
 #   bench     bench/bench_gemm.py, full run (DeepGEMM beside when .anchors/ holds its
-#             archive), then bench/bench_quant.py
+#             archive), then bench/bench_quant.py (without torchao: see qbench)
+#   qbench    bench/bench_quant.py: the casts (and dual-layout casts) against the copy and
+#             torchao's Triton casts when .torchao/ holds its archive
 #   jit       build/bin/blockscale-bench-jit (JIT latency from a cold cache)
-#   linear    bench/bench_linear.py --graph, bench/bench_inference.py --graph
+#   linear    bench/bench_linear.py --graph: the FP8 linear layer against bf16, torchao's
+#             (when .torchao/ holds its archive) and the recipe on cuBLASLt
+#   inference bench/bench_inference.py --graph
+#   train     examples/train_llama.py, FP8 vs bf16, 8192 tokens a step: step time and loss
+#             after 300 steps at hidden 4096 (4 layers), the loss again at hidden 2048
 #   profile [FILE]
 #             each build of a variants file (bench/ab.py's format; lib= keys only) and
 #             DeepGEMM under ncu at locked base clocks: GEMM kernel durations, i.e. work
@@ -36,6 +43,9 @@
 #             GEMM targets and casts, two rounds; takes the rest of the line
 #   multigpu  sharded programs (--simulate, NCCL where enough GPUs) and the toy parity runs
 #   all       smoke sweep casts python bench (longer than one 10-minute device call)
+# LINEAR_ARGS / QBENCH_ARGS: more arguments for bench_linear.py / bench_quant.py,
+# e.g. LINEAR_ARGS="--shapes 8192x2048x2048" for a quick look; PYTEST_ARGS: what
+# the python verb runs instead of test/gpu (e.g. one file, or -k EXPR test/gpu).
 # Logs go to $OUT (default ./gpu-out): check.log, failures.log, JSON.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -95,6 +105,26 @@ setup_deepgemm() {
     fail "DeepGEMM: $a unpacked but deep_gemm does not import"
 }
 
+# torchao's blockwise FP8 prototype (issue 32's anchor; never part of the
+# project), unpacked from .torchao/torchao.tar.xz (scripts/fetch-torchao.sh,
+# carried) into /tmp; the benches find it through BLOCKSCALE_TORCHAO.
+setup_torchao() {
+  local a=.torchao/torchao.tar.xz d=/tmp/torchao-src
+  # Triton's autotuning results kept on disk: a later run on this machine skips it.
+  export TRITON_CACHE_AUTOTUNING=${TRITON_CACHE_AUTOTUNING:-1}
+  if [ ! -e "$a" ]; then
+    export BLOCKSCALE_TORCHAO=off
+    log "torchao: no $a (scripts/fetch-torchao.sh, carry .torchao); its columns are left out"
+    return 0
+  fi
+  if [ ! "$d/.unpacked" -nt "$a" ]; then
+    rm -rf "$d" && mkdir -p "$d" && tar -xJf "$a" -C "$d" || { fail "torchao: cannot unpack $a"; return 1; }
+    touch "$d/.unpacked"
+  fi
+  export BLOCKSCALE_TORCHAO=$d
+  run 120 python3 bench/torchao_anchor.py  # its commit, and a failure if it does not import
+}
+
 # SASS of the planner's kernel for M N K: QGMMA present, no local memory (spills).
 sass_check() {
   local cub="$OUT/sass/gemm_$1x$2x$3.cubin" cod q l
@@ -142,7 +172,7 @@ v_smoke() {
 v_sweep() { run_queued sweep test/gpu/gemm-cases.txt "$GEN --run --debug=hang --iters 0"; }
 v_casts() { run_queued casts test/gpu/cast-cases.txt "$GEN --op quantize --run --iters 0"; }
 
-v_python() { run 600 python3 -m pytest -x -q -p no:cacheprovider test/gpu -s; }
+v_python() { run 600 python3 -m pytest -x -q -p no:cacheprovider ${PYTEST_ARGS:-test/gpu} -s; }
 
 # SASS of a grouped kernel (blockscale-gen --op grouped ARGS): QGMMA, no spills.
 grouped_sass() {
@@ -185,7 +215,12 @@ v_kbench() {
 v_bench() {
   setup_deepgemm
   run 560 python3 bench/bench_gemm.py --json "$OUT/bench_gemm.json"
-  run 300 python3 bench/bench_quant.py --json "$OUT/bench_quant.json"
+  run 300 python3 bench/bench_quant.py --no-torchao --json "$OUT/bench_quant.json"
+}
+
+v_qbench() {
+  setup_torchao
+  run 570 python3 bench/bench_quant.py --json "$OUT/bench_quant.json" ${QBENCH_ARGS:-}
 }
 
 v_wheel() { # the package as a user installs it: no MLIR here, NVRTC found at run time
@@ -200,9 +235,19 @@ v_wheel() { # the package as a user installs it: no MLIR here, NVRTC found at ru
 v_jit() {  # (a fresh cache directory, so that "cold" really compiles)
   run 300 env -u BLOCKSCALE_CACHE_DIR build/bin/blockscale-bench-jit --json "$OUT/bench_jit.json"
 }
-v_linear() {
-  run 400 python3 bench/bench_linear.py --graph
-  run 300 python3 bench/bench_inference.py --graph
+v_linear() {  # (torchao's first calls autotune its casts: minutes)
+  setup_torchao
+  run 570 python3 bench/bench_linear.py --graph --json "$OUT/bench_linear.json" ${LINEAR_ARGS:-}
+}
+v_inference() { run 300 python3 bench/bench_inference.py --graph; }
+
+v_train() {  # issue 32's training step, FP8 against bf16, 8192 tokens a step (~3 min)
+  # the issue's model: step time, and the loss after 300 steps
+  run 400 python3 examples/train_llama.py --model builtin --hidden 4096 --layers 4 --heads 32 \
+    --steps 300 --lr 3e-4 --json "$OUT/train_h4096.json"
+  # the loss again at a reduced size (hidden 2048, 4 layers) and the default learning rate
+  run 180 python3 examples/train_llama.py --model builtin --layers 4 --steps 300 \
+    --json "$OUT/train_h2048.json"
 }
 
 v_ab() { # [FILE] [flags]: FILE is a variants file unless it starts with '-'
@@ -254,7 +299,7 @@ v_multigpu() {
 [ $# -gt 0 ] || { usage; exit 2; }
 for v in "$@"; do  # every verb known before any device time is spent
   case $v in
-    smoke|sweep|casts|wheel|python|grouped|kgrouped|gbench|kbench|bench|jit|linear|multigpu|all) ;;
+    smoke|sweep|casts|wheel|python|grouped|kgrouped|gbench|kbench|bench|qbench|jit|linear|inference|train|multigpu|all) ;;
     ab|profile) break ;;
     *) echo "gpu-check: unknown verb '$v'" >&2; usage >&2; exit 2 ;;
   esac

@@ -115,6 +115,11 @@ typedef struct {
   int32_t col_major;              /* physical order of the result */
   int64_t rows, cols;             /* input; rows = -1: dynamic */
   int32_t debug;                  /* BS_DEBUG_HANG */
+  /* Nonzero: a dual-layout cast that also writes, from the same read of the
+     input, the result with transpose flipped (q_t, scale_t). The first
+     result must be in input order (transpose == col_major) with 1x128 or
+     128x128 blocks in the input's frame. */
+  int32_t dual;
 } bs_quant_desc_t;
 
 typedef struct {
@@ -124,6 +129,9 @@ typedef struct {
   float *scale;
   int64_t rows; /* required when dynamic */
   int64_t ldx, ldq, ld_scale; /* 0: dense / default */
+  void *q_t;                  /* dual casts: the second result */
+  float *scale_t;             /* and its decode scales */
+  int64_t ldq_t, ld_scale_t;  /* 0: dense / default */
 } bs_quant_args_t;
 
 typedef struct {

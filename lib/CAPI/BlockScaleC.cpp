@@ -144,6 +144,7 @@ template <> struct CFamily<QuantFamily> {
     q.rows = in.rows;
     q.cols = in.cols;
     q.debug = unsigned(in.debug);
+    q.dual = in.dual != 0;
     return q.validate();
   }
 
@@ -156,6 +157,10 @@ template <> struct CFamily<QuantFamily> {
     q.ldx = a.ldx;
     q.ldq = a.ldq;
     q.ldScale = a.ld_scale;
+    q.qT = a.q_t;
+    q.sT = a.scale_t;
+    q.ldqT = a.ldq_t;
+    q.ldScaleT = a.ld_scale_t;
     return q;
   }
 };

@@ -77,8 +77,8 @@ template <class Family> struct JitTraits;
 
 template <> struct JitTraits<GemmFamily> {
   using Op = mbs::MatmulOp;
-  static mlir::Operation *build(mlir::OpBuilder &b, mlir::Location loc,
-                                const GemmDesc &desc) {
+  static Op build(mlir::OpBuilder &b, mlir::Location loc,
+                  const GemmDesc &desc) {
     mlir::MLIRContext *ctx = b.getContext();
     int64_t m = desc.m < 0 ? mlir::ShapedType::kDynamic : desc.m;
     int64_t kb = (desc.k + 127) / 128;
@@ -147,9 +147,11 @@ template <> struct JitTraits<GemmFamily> {
 };
 
 template <> struct JitTraits<QuantFamily> {
-  using Op = mbs::QuantizeOp;
-  static mlir::Operation *build(mlir::OpBuilder &b, mlir::Location loc,
-                                const QuantDesc &desc) {
+  // A description builds a blockscale.quantize or, with `dual`, a
+  // blockscale.quantize_dual; emit dispatches on which.
+  using Op = mlir::Operation *;
+  static Op build(mlir::OpBuilder &b, mlir::Location loc,
+                  const QuantDesc &desc) {
     mlir::MLIRContext *ctx = b.getContext();
     int64_t rows = desc.rows < 0 ? mlir::ShapedType::kDynamic : desc.rows;
     auto inT = mlir::RankedTensorType::get({rows, desc.cols},
@@ -160,23 +162,44 @@ template <> struct JitTraits<QuantFamily> {
     mbs::ScaleRecipe recipe = desc.blockRows == 1   ? mbs::ScaleRecipe::blk_1x128
                               : desc.blockCols == 1 ? mbs::ScaleRecipe::blk_128x1
                                                     : mbs::ScaleRecipe::blk_128x128;
+    mbs::Layout layout =
+        desc.colMajor ? mbs::Layout::col_major : mbs::Layout::row_major;
     auto qT = mlir::RankedTensorType::get(outShape, fp8Type(ctx, desc.out));
     auto sT = mlir::RankedTensorType::get(
         mbs::getScaleShape(outShape, recipe), b.getF32Type());
+    llvm::SmallVector<mlir::Type> results = {qT, sT};
+    mlir::RankedTensorType tqT, tsT;
+    if (desc.dual) {
+      // The second result is the same cast with `transpose` negated.
+      llvm::SmallVector<int64_t> tShape = {outShape[1], outShape[0]};
+      tqT = mlir::RankedTensorType::get(tShape, fp8Type(ctx, desc.out));
+      tsT = mlir::RankedTensorType::get(mbs::getScaleShape(tShape, recipe),
+                                        b.getF32Type());
+      results.append({tqT, tsT});
+    }
     auto fn = mlir::func::FuncOp::create(b, loc, "quantize",
-                                         b.getFunctionType({inT}, {qT, sT}));
+                                         b.getFunctionType({inT}, results));
     mlir::Block *body = fn.addEntryBlock();
     b.setInsertionPointToEnd(body);
-    auto q = mbs::QuantizeOp::create(
-        b, loc, qT, sT, body->getArgument(0), recipe,
-        desc.colMajor ? mbs::Layout::col_major : mbs::Layout::row_major,
-        desc.transpose, /*scale_layout=*/nullptr);
+    mlir::Operation *q;
+    if (desc.dual)
+      q = mbs::QuantizeDualOp::create(b, loc, qT, sT, tqT, tsT,
+                                      body->getArgument(0), recipe, layout,
+                                      desc.transpose, /*scale_layout=*/nullptr,
+                                      /*t_scale_layout=*/nullptr);
+    else
+      q = mbs::QuantizeOp::create(b, loc, qT, sT, body->getArgument(0), recipe,
+                                  layout, desc.transpose,
+                                  /*scale_layout=*/nullptr);
     mlir::func::ReturnOp::create(b, loc, q->getResults());
     return q;
   }
   static TilingOptions options(const QuantDesc &) { return {}; }
-  static mlir::FailureOr<mbs::EmittedKernel> emit(Op op, unsigned debug) {
-    return mbs::emitQuantizeKernel(op, debug);
+  static mlir::FailureOr<mbs::EmittedKernel> emit(mlir::Operation *op,
+                                                  unsigned debug) {
+    if (auto dual = llvm::dyn_cast<mbs::QuantizeDualOp>(op))
+      return mbs::emitQuantizeDualKernel(dual, debug);
+    return mbs::emitQuantizeKernel(llvm::cast<mbs::QuantizeOp>(op), debug);
   }
   static void finish(const QuantDesc &, QuantPlan &,
                      const mbs::EmittedKernel &) {}
@@ -202,7 +225,7 @@ planKernel(const typename Family::Desc &desc) {
       ctx, llvm::formatv("{0}<{1}>", Family::name, key).str(), 0, 0);
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
-  auto op = llvm::cast<typename Traits::Op>(Traits::build(b, loc, desc));
+  typename Traits::Op op = Traits::build(b, loc, desc);
   if (mlir::failed(mlir::verify(*module)))
     return invalidArgument("invalid " + Family::name + " description " + key +
                            ":\n" + diags.text);

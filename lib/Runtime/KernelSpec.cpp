@@ -60,7 +60,10 @@ int GemmKernelSpec::smemBytes() const {
 }
 
 int QuantKernelSpec::threads() const {
-  return bs::quantThreads(dtypeBytes(in), br, transposed);
+  // A dual cast runs the transposing cast's pipeline, whose blocks are those
+  // of the transposed result (128 rows of the input).
+  return dual ? bs::quantThreads(dtypeBytes(in), 128, true)
+              : bs::quantThreads(dtypeBytes(in), br, transposed);
 }
 
 int QuantKernelSpec::smemBytes() const {
@@ -147,7 +150,7 @@ std::string KernelSpec::serialize() const {
                        name, toString(quant.in), toString(quant.out), quant.br,
                        quant.bc, quant.transposed ? 1 : 0)
              .str() +
-         dbg;
+         (quant.dual ? " dual=1" : "") + dbg;
 }
 
 static llvm::Error bad(llvm::StringRef what) {
@@ -324,6 +327,19 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
     spec.quant.br = *br;
     spec.quant.bc = *bc;
     spec.quant.transposed = *tr != 0;
+    // (None: a single-layout cast.)
+    if (kv.count("dual")) {
+      auto du = getInt("dual");
+      if (!du)
+        return du.takeError();
+      if (*du != 0 && *du != 1)
+        return bad("dual=" + std::to_string(*du));
+      spec.quant.dual = *du == 1;
+      if (spec.quant.dual &&
+          (spec.quant.transposed || spec.quant.bc != 128 ||
+           (spec.quant.br != 1 && spec.quant.br != 128)))
+        return bad("dual=1 with a transposed or 128x1 cast");
+    }
     return spec;
   }
   return bad("kind=" + *kind);

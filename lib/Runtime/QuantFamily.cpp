@@ -14,6 +14,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
+#include <optional>
 
 using namespace blockscale;
 using namespace blockscale::detail;
@@ -22,9 +23,10 @@ using namespace blockscale::detail;
 static constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
 
 std::string QuantDesc::key() const {
-  return llvm::formatv("quant:{0}:{1}:{2}x{3}:{4}:{5}:{6}:{7}:{8}",
+  return llvm::formatv("quant:{0}:{1}:{2}x{3}:{4}:{5}:{6}:{7}:{8}{9}",
                        toString(in), toString(out), blockRows, blockCols,
-                       transpose ? 1 : 0, colMajor ? 1 : 0, rows, cols, debug)
+                       transpose ? 1 : 0, colMajor ? 1 : 0, rows, cols, debug,
+                       dual ? ":dual" : "")
       .str();
 }
 
@@ -54,6 +56,29 @@ llvm::Error QuantDesc::validate() const {
                                          "multiple of 16 (FP8 rows for TMA) "
                                          "but got {0}",
                                          cols));
+  if (dual) {
+    if (writesTransposed())
+      return invalidArgument(llvm::formatv(
+          "QuantDesc: expected a dual cast's first result in input order "
+          "(transpose == col_major) but got transpose = {0}, col_major = {1}; "
+          "flip transpose (the second result is the other one)",
+          transpose ? 1 : 0, colMajor ? 1 : 0));
+    // The first result's block in the input's frame.
+    const int br = transpose ? blockCols : blockRows;
+    const int bc = transpose ? blockRows : blockCols;
+    if (bc != 128)
+      return invalidArgument(llvm::formatv(
+          "QuantDesc: expected a dual cast's first result to have 1x128 or "
+          "128x128 blocks in the input's frame but got {0}x{1}; cast the "
+          "128x1 result with a single cast",
+          br, bc));
+    if (rows > 0 && rows % 16 != 0)
+      return invalidArgument(llvm::formatv(
+          "QuantDesc: expected rows to be a multiple of 16 for a dual cast "
+          "(its second result's FP8 rows are the input's columns) but got "
+          "{0}",
+          rows));
+  }
   if (writesTransposed() && rows > 0 && rows % 16 != 0)
     return invalidArgument(llvm::formatv(
         "QuantDesc: expected rows to be a multiple of 16 for a transposed "
@@ -64,7 +89,8 @@ llvm::Error QuantDesc::validate() const {
 
 std::string QuantFamily::kernelName(const Spec &q) {
   return llvm::formatv("bs_quantize_{0}_{1}_{2}x{3}{4}", toString(q.in),
-                       toString(q.out), q.br, q.bc, q.transposed ? "_t" : "")
+                       toString(q.out), q.br, q.bc,
+                       q.dual ? "_dual" : q.transposed ? "_t" : "")
       .str();
 }
 
@@ -74,6 +100,23 @@ void QuantFamily::writeInstantiation(const Spec &q, const std::string &name,
                    : q.in == DType::F16 ? "bs::InF16"
                                         : "bs::InF32";
   os << "#include \"blockscale/quantize.cuh\"\n\n";
+  if (q.dual) {
+    // The transposing cast's pipeline with the transposed result's blocks
+    // (128x1 or 128x128 of the input); the in-order result rides along.
+    os << llvm::formatv("using BsKernel = bs::QuantizeTile<{0}, /*FMT=*/{1}, "
+                        "/*BR=*/128, /*BC=*/{2}, /*TRANS=*/true, "
+                        "/*DUAL=*/true>;\n\n",
+                        in, q.out == Fp8Type::E4M3 ? 0 : 1,
+                        q.br == 1 ? 1 : 128);
+    os << "extern \"C\" __global__ void "
+          "__launch_bounds__(BsKernel::kThreads, BsKernel::kMinCtas)\n"
+       << name << "(const __grid_constant__ bs::QuantParams p,\n"
+       << "    const __grid_constant__ bs::QuantParams pT,\n"
+       << "    const __grid_constant__ bs::TmaDesc tX,\n"
+       << "    const __grid_constant__ bs::TmaDesc tQ) {\n"
+       << "  BsKernel::run(p, pT, tX, tQ);\n}\n";
+    return;
+  }
   os << llvm::formatv("using BsKernel = bs::QuantizeTile<{0}, /*FMT=*/{1}, "
                       "/*BR=*/{2}, /*BC=*/{3}, /*TRANS=*/{4}>;\n\n",
                       in, q.out == Fp8Type::E4M3 ? 0 : 1, q.br, q.bc,
@@ -121,11 +164,19 @@ llvm::Error QuantFamily::launch(CompiledKernel &kernel, const LaunchConfig &,
         "launchQuantize: expected rows < 2^31 but got {0}", rows));
   if (rows == 0)
     return llvm::Error::success();
-  if (q.writesTransposed() && rows % 16)
+  if ((q.writesTransposed() || q.dual) && rows % 16)
     return invalidArgument(llvm::formatv("launchQuantize: expected rows to be "
                                          "a multiple of 16 for a transposed "
                                          "result but got {0}",
                                          rows));
+  if (kernel.spec.quant.dual != q.dual)
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: the kernel {0} is {1} but the description is {2}",
+        kernel.spec.name, kernel.spec.quant.dual ? "dual" : "single-layout",
+        q.dual ? "dual" : "single-layout"));
+  if (q.dual && (!a.qT || !a.sT || !aligned16(a.qT)))
+    return invalidArgument("launchQuantize: a dual cast needs its second "
+                           "result qT (16-byte aligned) and scales sT");
   if (!a.x || !a.q || !a.s)
     return invalidArgument("launchQuantize: null pointer argument (x, q and "
                            "scale are required)");
@@ -147,6 +198,25 @@ llvm::Error QuantFamily::launch(CompiledKernel &kernel, const LaunchConfig &,
   auto g = quantScaleGeometry(q, rows, a.ldScale);
   if (!g)
     return withContext(g.takeError(), "launchQuantize: ");
+  // A dual cast's second result: quantize(x, recipe, layout, !transpose),
+  // written transposed, rows FP8 bytes per row.
+  QuantDesc second = q;
+  second.transpose = !q.transpose;
+  second.dual = false;
+  const int64_t ldqT = a.ldqT ? a.ldqT : rows;
+  if (q.dual && (ldqT % 16 || ldqT < rows || ldqT > kMaxStride))
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: expected the dual cast's ldqT >= {0}, a multiple of "
+        "16 below 2^40, but got {1}",
+        rows, ldqT));
+  std::optional<ScaleGeometry> gT;
+  if (q.dual) {
+    auto g2 = quantScaleGeometry(second, rows, a.ldScaleT);
+    if (!g2)
+      return withContext(g2.takeError(),
+                         "launchQuantize: the second result's scales: ");
+    gT = *g2;
+  }
 
   auto dOr = getCudaDriver();
   if (!dOr)
@@ -170,6 +240,14 @@ llvm::Error QuantFamily::launch(CompiledKernel &kernel, const LaunchConfig &,
   p.ssr = q.transpose ? g->strideCol : g->strideRow;
   p.ssc = q.transpose ? g->strideRow : g->strideCol;
   p.keepResultInL2 = bs::quantKeepResultInL2(rows * q.cols) ? 1 : 0;
+  bs::QuantParams pT = p;
+  if (q.dual) {
+    pT.q = a.qT;
+    pT.s = a.sT;
+    pT.ldq = ldqT;
+    pT.ssr = second.transpose ? gT->strideCol : gT->strideRow;
+    pT.ssc = second.transpose ? gT->strideRow : gT->strideCol;
+  }
 
   const QuantKernelSpec &qs = kernel.spec.quant;
   // Persistent: as many CTAs as fit at once walk the 128x128 tiles, which
@@ -206,10 +284,11 @@ llvm::Error QuantFamily::launch(CompiledKernel &kernel, const LaunchConfig &,
     return e;
   // A transposing cast stores each FP8 tile transposed by TMA from a
   // 128B-swizzled copy in shared memory; the box is clipped at the edges.
-  if (qs.transposed)
-    if (auto e = encodeTensorMap(d, &tQ, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.q,
-                                 uint64_t(rows), uint64_t(q.cols),
-                                 uint64_t(ldq), 128, 128,
+  if (qs.transposed || qs.dual)
+    if (auto e = encodeTensorMap(d, &tQ, CU_TENSOR_MAP_DATA_TYPE_UINT8,
+                                 qs.dual ? a.qT : a.q, uint64_t(rows),
+                                 uint64_t(q.cols),
+                                 uint64_t(qs.dual ? ldqT : ldq), 128, 128,
                                  CU_TENSOR_MAP_SWIZZLE_128B,
                                  "the cast's transposed output"))
       return e;
@@ -218,6 +297,8 @@ llvm::Error QuantFamily::launch(CompiledKernel &kernel, const LaunchConfig &,
   // (The driver reads as many entries of `params` as the kernel has
   // parameters: a cast in input order has no tQ.)
   void *params[] = {&p, &tX, &tQ};
-  return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
+  void *dualParams[] = {&p, &pT, &tX, &tQ};
+  return d.check(d.cuLaunchKernelEx(&cfg, *fn, qs.dual ? dualParams : params,
+                                    nullptr),
                  "cuLaunchKernelEx");
 }

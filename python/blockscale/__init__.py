@@ -7,9 +7,11 @@ Layouts (logical shapes; strides are the physical order):
                                                           128x1:   (ceil(K/128), N), N-contiguous
   out      (M, N)  bf16/f32 row-major
 
-``quantize`` returns tensors already in these layouts. The mixture-of-experts
-grouped GEMMs (``grouped_mm``, ``grouped_mm_masked``, and the k-grouped weight
-gradient ``grouped_mm_k`` with its cast ``quantize_grouped_tokens``) are in
+``quantize`` returns tensors already in these layouts; ``quantize_dual``
+returns both layouts of one tensor (forward and backward operands) from one
+read of it. The mixture-of-experts grouped GEMMs (``grouped_mm``,
+``grouped_mm_masked``, and the k-grouped weight gradient ``grouped_mm_k``
+with its cast ``quantize_grouped_tokens``) are in
 ``blockscale.grouped``.
 
 Without PyTorch only the C API layer (``blockscale._capi``) and
@@ -21,7 +23,7 @@ from ._capi import programmatic_launch
 from ._device import UnsupportedGPUError
 from ._version import __version__
 
-_TORCH_API = ["quantize", "scaled_mm", "scaled_mm_accumulate", "scale_geometry", "nn",
+_TORCH_API = ["quantize", "quantize_dual", "scaled_mm", "scaled_mm_accumulate", "scale_geometry", "nn",
               "grouped_mm", "grouped_mm_masked", "quantize_grouped_weight",
               "quantize_grouped_activation_masked", "grouped_mm_k",
               "grouped_mm_k_accumulate", "quantize_grouped_tokens", "grouped_expert_linear",
@@ -36,7 +38,7 @@ except ImportError as e:  # the C API and the CLI work without torch
     _torch_error = e
 
 if _torch is not None:
-    from .ops import quantize, scaled_mm, scaled_mm_accumulate, scale_geometry
+    from .ops import quantize, quantize_dual, scaled_mm, scaled_mm_accumulate, scale_geometry
     from .grouped import (grouped_mm, grouped_mm_masked, quantize_grouped_weight,
                           quantize_grouped_activation_masked, grouped_mm_k,
                           grouped_mm_k_accumulate, quantize_grouped_tokens)

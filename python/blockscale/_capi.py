@@ -55,14 +55,17 @@ class QuantDesc(ctypes.Structure):
                 ("out_type", ctypes.c_int32), ("block_rows", ctypes.c_int32),
                 ("block_cols", ctypes.c_int32), ("transpose", ctypes.c_int32),
                 ("col_major", ctypes.c_int32), ("rows", ctypes.c_int64),
-                ("cols", ctypes.c_int64), ("debug", ctypes.c_int32)]
+                ("cols", ctypes.c_int64), ("debug", ctypes.c_int32),
+                ("dual", ctypes.c_int32)]
 
 
 class QuantArgs(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_int32), ("x", ctypes.c_void_p),
                 ("q", ctypes.c_void_p), ("scale", ctypes.c_void_p),
                 ("rows", ctypes.c_int64), ("ldx", ctypes.c_int64),
-                ("ldq", ctypes.c_int64), ("ld_scale", ctypes.c_int64)]
+                ("ldq", ctypes.c_int64), ("ld_scale", ctypes.c_int64),
+                ("q_t", ctypes.c_void_p), ("scale_t", ctypes.c_void_p),
+                ("ldq_t", ctypes.c_int64), ("ld_scale_t", ctypes.c_int64)]
 
 
 class GroupedGemmDesc(ctypes.Structure):
@@ -405,7 +408,7 @@ def grouped_source(desc):
 
 
 def quant_desc(in_dtype="bf16", out_type="e4m3", block=(1, 128), transpose=False,
-               col_major=False, rows=-1, cols=0, debug="", L=None):
+               col_major=False, rows=-1, cols=0, debug="", dual=False, L=None):
     """A bs_quant_desc_t initialized by library `L` (default: lib())."""
     d = QuantDesc()
     (L or lib()).bs_quant_desc_init(ctypes.byref(d))
@@ -414,6 +417,7 @@ def quant_desc(in_dtype="bf16", out_type="e4m3", block=(1, 128), transpose=False
     d.transpose, d.col_major = int(transpose), int(col_major)
     d.rows, d.cols = rows, cols
     d.debug = _debug_flags(debug)
+    d.dual = int(dual)
     return d
 
 

@@ -4,7 +4,9 @@
 Forward  y  = x @ W^T       : x 1x128, W 128x128            (fwd GEMM)
 Backward dx = dy @ W        : dy 1x128, W^T 128x128          (dgrad GEMM)
          dW = dy^T @ x      : dy^T 1x128 along tokens, x 128x1 (wgrad GEMM)
-Every cast is a fused blockscale kernel writing the layout its GEMM reads.
+Every cast is a fused blockscale kernel writing the layout its GEMM reads;
+x, W and dy are each read once per step (``ops.quantize_dual`` writes both of
+a tensor's layouts), and the backward reads the FP8 tensors the forward saved.
 """
 import torch
 from torch import nn
@@ -32,42 +34,63 @@ def _row_major(t):
 
 
 class _Fp8BlockwiseLinearFn(torch.autograd.Function):
+    """Each operand is read and cast once per step: a tensor whose two FP8
+    layouts are both needed (x when the weight needs a gradient, the weight
+    when x does, dy when both do) goes through one dual-layout cast, and the
+    backward reuses the forward's FP8 tensors instead of re-reading x and W
+    in 16 bits."""
+
     @staticmethod
     def forward(ctx, x, weight, bias):
         x2 = _row_major(x.reshape(-1, x.shape[-1]))
         _check_dims(x2, weight)
+        need_dx, need_dw = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         out_dtype = x.dtype if x.dtype in (torch.bfloat16, torch.float32) else torch.bfloat16
-        xq, xs = ops.quantize(x2, "1x128")
-        # W (N, K) as the (K, N) column-major B operand: the same bytes.
-        wq, ws = ops.quantize(weight, "128x128", transpose=True, layout="col_major")
-        y = ops.scaled_mm(xq, xs, wq, ws, "1x128", "128x128", out_dtype)
+        xtq = xts = wtq = wts = None
+        if need_dw:
+            # x^T (K_in, T), 1x128 along tokens: as .t() x's 128x1
+            # column-major operand of the grad-weight GEMM.
+            xq, xs, xtq, xts = ops.quantize_dual(x2, "1x128")
+        else:
+            xq, xs = ops.quantize(x2, "1x128")
+        if need_dx:
+            # W (N, K) row-major is the (K, N) column-major B operand; W^T
+            # row-major the grad-input one.
+            wq, ws, wtq, wts = ops.quantize_dual(weight, "128x128")
+            bq, bs = wq.t(), ws.t()
+        else:
+            bq, bs = ops.quantize(weight, "128x128", transpose=True, layout="col_major")
+        y = ops.scaled_mm(xq, xs, bq, bs, "1x128", "128x128", out_dtype)
         if bias is not None:
             y = y + bias.to(y.dtype)
-        ctx.save_for_backward(x2, weight)
+        ctx.save_for_backward(xtq, xts, wtq, wts)
         ctx.has_bias = bias is not None
         ctx.x_shape = x.shape
         ctx.x_dtype = x.dtype
+        ctx.w_dtype = weight.dtype
         return y.view(*x.shape[:-1], weight.shape[0])
 
     @staticmethod
     def backward(ctx, gy):
-        x2, weight = ctx.saved_tensors
+        xtq, xts, wtq, wts = ctx.saved_tensors
         g2 = _row_major(gy.reshape(-1, gy.shape[-1]))
+        need_dx, need_dw = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         out_dtype = ctx.x_dtype if ctx.x_dtype in (torch.bfloat16, torch.float32) else torch.bfloat16
         dx = dw = db = None
-        if ctx.needs_input_grad[0]:
+        if need_dx and need_dw:
+            gq, gs, gtq, gts = ops.quantize_dual(g2, "1x128")
+        elif need_dx:
             gq, gs = ops.quantize(g2, "1x128")
-            # W as the (K=N_out, N=K_in) column-major operand: W^T row-major.
-            wtq, wts = ops.quantize(weight, "128x128", layout="col_major")
-            dx = ops.scaled_mm(gq, gs, wtq, wts, "1x128", "128x128", out_dtype)
-            dx = dx.view(ctx.x_shape).to(ctx.x_dtype)
-        if ctx.needs_input_grad[1]:
+        elif need_dw:
             # dy^T (N_out, T), 1x128 along tokens.
             gtq, gts = ops.quantize(g2, "1x128", transpose=True)
-            # x as the (K=T, N=K_in) column-major operand, 128x1 along tokens.
-            xq, xs = ops.quantize(x2, "128x1", layout="col_major")
-            w_dtype = weight.dtype if weight.dtype in (torch.bfloat16, torch.float32) else torch.float32
-            dw = ops.scaled_mm(gtq, gts, xq, xs, "1x128", "128x1", w_dtype).to(weight.dtype)
+        if need_dx:
+            dx = ops.scaled_mm(gq, gs, wtq.t(), wts.t(), "1x128", "128x128", out_dtype)
+            dx = dx.view(ctx.x_shape).to(ctx.x_dtype)
+        if need_dw:
+            w_dtype = ctx.w_dtype if ctx.w_dtype in (torch.bfloat16, torch.float32) else torch.float32
+            dw = ops.scaled_mm(gtq, gts, xtq.t(), xts.t(), "1x128", "128x1", w_dtype)
+            dw = dw.to(ctx.w_dtype)
         if ctx.has_bias and ctx.needs_input_grad[2]:
             db = g2.float().sum(0).to(gy.dtype)
         return dx, dw, db

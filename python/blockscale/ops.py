@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """PyTorch custom ops over the blockscale JIT.
 
-``scaled_mm`` and ``quantize`` are registered with ``torch.library.custom_op``
+``scaled_mm``, ``quantize`` and ``quantize_dual`` are registered with ``torch.library.custom_op``
 and have fake implementations, so ``torch.compile(fullgraph=True)`` traces
 them without graph breaks. Layouts are checked, never fixed up: a tensor in
 the wrong order is an error that names the layout needed (no hidden
@@ -397,3 +397,92 @@ def _(x, recipe, transpose=False, layout="row_major", fp8_dtype=torch.float8_e4m
 @_scaled_mm_accumulate_op.register_fake
 def _(c, a, a_scale, b, b_scale):
     return None
+
+
+DUAL_RECIPES = ("1x128", "128x128")
+
+
+def _dual_layout(x, recipe, fp8_dtype):
+    if recipe not in DUAL_RECIPES:
+        raise ValueError(f"blockscale.quantize_dual: expected recipe '1x128' or '128x128' "
+                         f"(blocks of the result in input order) but got {recipe!r}; cast "
+                         f"a 128x1 result with blockscale.quantize")
+    R, C, L, q_strides, s_shape, s_strides = _quant_layout(x, recipe, False, "row_major",
+                                                           fp8_dtype)
+    _, _, Lt, qt_strides, st_shape, st_strides = _quant_layout(x, recipe, True, "row_major",
+                                                               fp8_dtype)
+    return R, C, (L, q_strides, s_shape, s_strides), (Lt, qt_strides, st_shape, st_strides)
+
+
+def _dual_outputs(x, recipe, fp8_dtype):
+    R, C, first, second = _dual_layout(x, recipe, fp8_dtype)
+    out = []
+    for L, q_strides, s_shape, s_strides in (first, second):
+        out.append(torch.empty_strided(L, q_strides, dtype=fp8_dtype, device=x.device))
+        out.append(_scale_tensor(s_shape, s_strides, x.device))
+    return R, C, out
+
+
+def _quantize_dual_impl(x: Tensor, recipe: str,
+                        fp8_dtype: torch.dtype = torch.float8_e4m3fn
+                        ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    R, C, (q, s, qt, st) = _dual_outputs(x, recipe, fp8_dtype)
+    if C > 1 and x.stride(1) != 1:
+        raise ValueError(f"blockscale.quantize_dual: expected a row-major input (unit column "
+                         f"stride) but got strides {tuple(x.stride())}")
+    ldx = x.stride(0) if R > 1 else C
+    if (ldx * x.element_size()) % 16 or x.data_ptr() % 16:
+        raise ValueError(f"blockscale.quantize_dual: expected 16-byte aligned input rows but "
+                         f"got row stride {ldx} x {x.dtype}")
+    if R % 16 or C % 16:
+        raise ValueError(f"blockscale.quantize_dual: expected rows and columns to be "
+                         f"multiples of 16 (each is the FP8 row length of one result) but "
+                         f"got {R}x{C}; pad the tensor or use two blockscale.quantize calls")
+    if x.device.type != "cuda":
+        raise ValueError(f"blockscale.quantize_dual: expected a CUDA tensor but got {x.device}")
+    if R == 0 or C == 0:
+        return q, s, qt, st
+    key = (IN_DTYPES[x.dtype], FP8_DTYPES[fp8_dtype], recipe, "dual", C)
+    kern = _quant_kernels.get(key)
+    if kern is None:
+        desc = _capi.quant_desc(in_dtype=key[0], out_type=key[1], block=RECIPES[recipe],
+                                rows=-1, cols=C, dual=True)
+        kern = _quant_kernels.setdefault(key, _capi.QuantKernel(desc))
+    args = _capi.QuantArgs()
+    _capi.lib().bs_quant_args_init(args)
+    args.x, args.q, args.scale = x.data_ptr(), q.data_ptr(), s.data_ptr()
+    args.q_t, args.scale_t = qt.data_ptr(), st.data_ptr()
+    args.rows, args.ldx, args.ldq, args.ldq_t = R, ldx, C, R
+    args.ld_scale, args.ld_scale_t = max(s.stride()), max(st.stride())
+    _launch_on(kern, args, x.device)
+    return q, s, qt, st
+
+
+_quantize_dual_op = torch.library.custom_op("blockscale::quantize_dual", mutates_args=())(
+    _quantize_dual_impl)
+
+
+def quantize_dual(x: Tensor, recipe: str, fp8_dtype: torch.dtype = torch.float8_e4m3fn
+                  ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Both FP8 layouts of a row-major (R, C) tensor from one read of it:
+    ``(q, s, qt, st)`` where ``q, s`` equal ``quantize(x, recipe)`` and ``qt,
+    st`` equal ``quantize(x, recipe, transpose=True)``, bit for bit.
+
+    * ``'1x128'``: an activation or output gradient: ``q`` is the 1x128 (M,
+      K) operand of the forward / grad-input GEMM, ``qt`` the 1x128-along-
+      rows operand of the grad-weight GEMM (``dy^T``), or, as ``qt.t()``,
+      ``st.t()``, ``x``'s 128x1 column-major grad-weight operand.
+    * ``'128x128'``: a weight (N, K): ``q.t()``, ``s.t()`` is the forward B
+      operand, ``qt.t()``, ``st.t()`` the grad-input one (``st`` holds the
+      same block scales as ``s``, transposed).
+
+    R and C must be multiples of 16. The custom op
+    ``torch.ops.blockscale.quantize_dual``."""
+    if _direct(x):
+        return _quantize_dual_impl(x, recipe, fp8_dtype)
+    return _quantize_dual_op(x, recipe, fp8_dtype)
+
+
+@_quantize_dual_op.register_fake
+def _(x, recipe, fp8_dtype=torch.float8_e4m3fn):
+    return tuple(_dual_outputs(x, recipe, fp8_dtype)[2])

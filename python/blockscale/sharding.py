@@ -15,7 +15,8 @@ weights); the op checks the local shapes and fails with the sizes otherwise.
 
 For ``quantize(x (R,C), recipe, transpose, layout)``: replicate, or shard R
 or C; q is sharded on the corresponding logical dimension (swapped when
-transposed) and so is the scale tensor.
+transposed) and so is the scale tensor. ``quantize_dual`` follows the same
+rule for both of its results (the second is the transposed one).
 """
 import torch
 
@@ -50,6 +51,15 @@ def register():
         for d in (0, 1):
             od = 1 - d if transpose else d
             out.append(([Shard(od), Shard(od)], [Shard(d), None, None, None, None]))
+        return out
+
+    @register_sharding(torch.ops.blockscale.quantize_dual.default)
+    def _dual_strategies(x, recipe, fp8_dtype=torch.float8_e4m3fn):
+        R = Replicate()
+        out = [([R, R, R, R], [R, None, None])]
+        for d in (0, 1):
+            out.append(([Shard(d), Shard(d), Shard(1 - d), Shard(1 - d)],
+                        [Shard(d), None, None]))
         return out
 
     _registered = True

@@ -109,6 +109,66 @@ TEST(CAPI, ScaleGeometry) {
   EXPECT_EQ(g[4], 4096 * 56);
 }
 
+TEST(CAPI, DualCastRulesNameTheFix) {
+  // The first result of a dual cast is the one in input order, with 1x128
+  // or 128x128 blocks in the input's frame; the second is transposed, so
+  // the rows must be a multiple of 16.
+  auto rejected = [](bs_quant_desc_t q) {
+    int64_t g[5];
+    EXPECT_EQ(bs_quant_scale_geometry(&q, 256, 0, g),
+              BS_ERROR_INVALID_ARGUMENT);
+    return std::string(bs_last_error());
+  };
+  bs_quant_desc_t q;
+  bs_quant_desc_init(&q);
+  q.cols = 256;
+  q.dual = 1;
+  q.transpose = 1;
+  EXPECT_NE(rejected(q).find("flip transpose"), std::string::npos)
+      << bs_last_error();
+  q.transpose = 0;
+  q.block_rows = 128;
+  q.block_cols = 1;
+  EXPECT_NE(rejected(q).find("128x1 result with a single cast"),
+            std::string::npos)
+      << bs_last_error();
+  q.block_rows = 1;
+  q.block_cols = 128;
+  q.rows = 100;
+  EXPECT_NE(rejected(q).find("multiple of 16 for a dual cast"),
+            std::string::npos)
+      << bs_last_error();
+  // The weight's forward spelling (transposed, column-major) is in input
+  // order: accepted, as is the plain 1x128 cast.
+  q.rows = -1;
+  int64_t g[5];
+  EXPECT_EQ(bs_quant_scale_geometry(&q, 256, 0, g), BS_SUCCESS)
+      << bs_last_error();
+  q.block_rows = q.block_cols = 128;
+  q.transpose = q.col_major = 1;
+  EXPECT_EQ(bs_quant_scale_geometry(&q, 256, 0, g), BS_SUCCESS)
+      << bs_last_error();
+}
+
+TEST(CAPI, DualCastSourceWithoutGpu) {
+  if (!haveNvrtc())
+    GTEST_SKIP() << "no NVRTC";
+  bs_quant_desc_t q;
+  bs_quant_desc_init(&q);
+  q.cols = 7168;
+  q.dual = 1;
+  size_t need = 0;
+  ASSERT_EQ(bs_quant_source(&q, nullptr, 0, &need), BS_SUCCESS)
+      << bs_last_error();
+  std::vector<char> buf(need);
+  ASSERT_EQ(bs_quant_source(&q, buf.data(), buf.size(), nullptr), BS_SUCCESS);
+  std::string src(buf.data());
+  EXPECT_NE(src.find("/*BR=*/128, /*BC=*/1, /*TRANS=*/true, /*DUAL=*/true>"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("bs_quantize_bf16_e4m3_1x128_dual"), std::string::npos);
+}
+
 TEST(CAPI, CreateCompilesWithoutGpuAndLaunchSaysNoDevice) {
   if (!haveNvrtc())
     GTEST_SKIP() << "no NVRTC";

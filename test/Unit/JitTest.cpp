@@ -91,6 +91,58 @@ TEST(Jit, CastKernelsForTheFiveCasts) {
   }
 }
 
+TEST(Jit, DualCastsOfDyAndTheWeight) {
+  struct Case {
+    int br, bc;
+    bool transpose, colMajor;
+    int kbr, kbc; // the in-order result's block in the input frame
+  } cases[] = {
+      {1, 128, false, false, 1, 128},   // dY, and dY^T 1x128
+      {128, 128, true, true, 128, 128}, // W as the fwd and dgrad B operands
+      {128, 1, true, true, 1, 128},     // x^T 128x1 in order, x 128x1 col-major
+  };
+  for (const Case &c : cases) {
+    QuantDesc q;
+    q.blockRows = c.br;
+    q.blockCols = c.bc;
+    q.transpose = c.transpose;
+    q.colMajor = c.colMajor;
+    q.rows = 4096;
+    q.cols = 7168;
+    q.dual = true;
+    auto plan = planQuantize(q);
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    EXPECT_TRUE(plan->spec.quant.dual);
+    EXPECT_FALSE(plan->spec.quant.transposed);
+    EXPECT_EQ(plan->spec.quant.br, c.kbr);
+    EXPECT_EQ(plan->spec.quant.bc, c.kbc);
+    EXPECT_NE(plan->ir.find("blockscale.quantize_dual"), std::string::npos);
+    EXPECT_NE(plan->ir.find("t_scale_layout"), std::string::npos);
+    EXPECT_NE(plan->source.find("/*DUAL=*/true"), std::string::npos);
+    EXPECT_NE(plan->source.find(plan->spec.name), std::string::npos);
+  }
+  // The single cast of the same description is unchanged.
+  QuantDesc single;
+  single.rows = 4096;
+  single.cols = 7168;
+  auto plan = planQuantize(single);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_FALSE(plan->spec.quant.dual);
+  EXPECT_EQ(plan->ir.find("quantize_dual"), std::string::npos);
+}
+
+TEST(Jit, DualCastWithATransposedFirstResultFails) {
+  // dY^T first: the in-order result must come first.
+  QuantDesc q;
+  q.transpose = true;
+  q.rows = 4096;
+  q.cols = 7168;
+  q.dual = true;
+  auto plan = planQuantize(q);
+  ASSERT_FALSE(bool(plan));
+  llvm::consumeError(plan.takeError());
+}
+
 TEST(Jit, InvalidDescriptionsFailBeforeMlir) {
   GemmDesc d;
   d.n = 4096;

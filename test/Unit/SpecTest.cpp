@@ -93,6 +93,45 @@ TEST(KernelSpec, QuantRoundTripAndFromSource) {
   EXPECT_EQ(plainSrc.find("bs::TmaDesc tQ"), std::string::npos) << plainSrc;
 }
 
+TEST(KernelSpec, DualCastRoundTripAndSource) {
+  // A dual cast names its in-order blocks and runs the transposing
+  // pipeline of the rotated blocks: 1x128 beside 128x1, 128x128 beside
+  // 128x128, with a producer warp, taking both results' parameters.
+  KernelSpec s;
+  s.kind = KernelKind::Quantize;
+  s.quant.in = DType::BF16;
+  s.quant.br = 1;
+  s.quant.bc = 128;
+  s.quant.dual = true;
+  s.name = kernelName(s);
+  EXPECT_EQ(s.name, "bs_quantize_bf16_e4m3_1x128_dual");
+  std::string src = generateCudaSource(s);
+  auto p = KernelSpec::fromSource(src);
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  EXPECT_TRUE(p->quant.dual);
+  EXPECT_EQ(p->serialize(), s.serialize());
+  EXPECT_NE(src.find("bs::QuantizeTile<bs::InBf16, /*FMT=*/0, /*BR=*/128, "
+                     "/*BC=*/1, /*TRANS=*/true, /*DUAL=*/true>"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("const __grid_constant__ bs::QuantParams pT"),
+            std::string::npos)
+      << src;
+  EXPECT_EQ(s.quant.threads(), 288);
+  s.quant.br = 128;
+  EXPECT_NE(generateCudaSource(s).find("/*BR=*/128, /*BC=*/128, "
+                                       "/*TRANS=*/true, /*DUAL=*/true>"),
+            std::string::npos);
+  // A single-layout spec line has no dual key; a dual one of a transposed
+  // or 128x1 cast is malformed.
+  s.quant.dual = false;
+  EXPECT_EQ(s.serialize().find(" dual="), std::string::npos);
+  auto bad = KernelSpec::parse("kind=quantize name=x in=bf16 out=e4m3 br=128 "
+                               "bc=1 transposed=0 dual=1");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("dual=1"), std::string::npos);
+}
+
 TEST(KernelSpec, CastThreadsAndResultPolicy) {
   // Staged casts launch 256 workers and a producer warp, except the 16-bit
   // 1x128 transposing cast (register budget of two CTAs per SM).

@@ -7,8 +7,9 @@
 // The MLIR entry surface of blockscale (issue 31): the fuzz input is MLIR
 // text. It is parsed and verified in a context holding every dialect a
 // blockscale program uses; then
-//   - blockscale-fuzz-jit runs --blockscale-jit-pipeline (pad-scales,
-//     verify-layouts, select-tiles; options from the input's first byte)
+//   - blockscale-fuzz-jit runs --blockscale-jit-pipeline
+//     (fuse-dual-quantize, pad-scales, verify-layouts, select-tiles;
+//     options from the input's first byte)
 //     and the CUDA emitter (translateModuleToCuda) on what it produced;
 //   - blockscale-fuzz-shard runs --blockscale-shard-pipeline (the guards,
 //     sharding-propagation, the alignment check, shard-partition; the

@@ -35,6 +35,90 @@ def test_quantize_bit_exact(recipe, transpose, layout, dtype):
     assert torch.equal(s, sr), "scales differ"
 
 
+@pytest.mark.parametrize("recipe", ["1x128", "128x128"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+@pytest.mark.parametrize("fp8", [torch.float8_e4m3fn, torch.float8_e5m2])
+@pytest.mark.parametrize("shape", [(1008, 2128), (16, 4096), (4096, 16), (2048, 7168)])
+def test_quantize_dual_matches_the_single_casts(recipe, dtype, fp8, shape):
+    R, C = shape
+    x = (torch.randn(R, C, device="cuda") *
+         torch.logspace(-3, 3, R, device="cuda")[:, None]).to(dtype)
+    blockscale.quantize_dual(x, recipe, fp8_dtype=fp8)  # compiles outside the poisoning
+    # Poisoned: the results are carved from freed memory full of 0xFF bytes
+    # (NaN in FP8 and f32), so an element the kernel misses cannot match.
+    torch.cuda.synchronize()
+    poison = torch.full((64 << 20,), 0xFF, dtype=torch.uint8, device="cuda")
+    del poison
+    q, s, qt, st = blockscale.quantize_dual(x, recipe, fp8_dtype=fp8)
+    q1, s1 = blockscale.quantize(x, recipe, fp8_dtype=fp8)
+    qt1, st1 = blockscale.quantize(x, recipe, transpose=True, fp8_dtype=fp8)
+    for a, b in ((q, q1), (s, s1), (qt, qt1), (st, st1)):
+        assert a.shape == b.shape and a.stride() == b.stride()
+    assert torch.equal(q.view(torch.uint8), q1.view(torch.uint8)), "in-order FP8 bytes differ"
+    assert torch.equal(qt.view(torch.uint8), qt1.view(torch.uint8)), "transposed FP8 bytes differ"
+    assert torch.equal(s, s1) and torch.equal(st, st1), "scales differ"
+    qr, sr = quantize_ref(x, recipe, fp8_dtype=fp8)
+    assert torch.equal(q.view(torch.uint8), qr.view(torch.uint8)) and torch.equal(s, sr)
+    qtr, str_ = quantize_ref(x, recipe, transpose=True, fp8_dtype=fp8)
+    assert torch.equal(qt.view(torch.uint8), qtr.view(torch.uint8)) and torch.equal(st, str_)
+    if recipe == "128x128":
+        assert torch.equal(st, s.t())
+
+
+def test_quantize_dual_rejects_bad_input():
+    x = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="cast a 128x1 result with blockscale.quantize"):
+        blockscale.quantize_dual(x, "128x1")
+    with pytest.raises(ValueError, match="row-major input"):
+        blockscale.quantize_dual(x.t(), "1x128")
+    with pytest.raises(ValueError, match="multiples of 16"):
+        blockscale.quantize_dual(torch.randn(100, 256, device="cuda", dtype=torch.bfloat16),
+                                 "1x128")
+
+
+def test_linear_reads_each_operand_once_and_matches_single_casts():
+    """The layer's step runs one dual cast each for x, W and dy and no other
+    cast, and its outputs equal the same GEMMs on single-layout casts."""
+    T, K, N = 1024, 1024, 2048
+    torch.manual_seed(3)
+    x = torch.randn(T, K, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    g = torch.randn(T, N, device="cuda", dtype=torch.bfloat16)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        y = blockscale.nn._Fp8BlockwiseLinearFn.apply(x, w, None)
+        y.backward(g)
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    casts = [n for n in names if n.startswith("bs_quantize")]
+    assert sorted(casts) == sorted(["bs_quantize_bf16_e4m3_1x128_dual",
+                                    "bs_quantize_bf16_e4m3_128x128_dual",
+                                    "bs_quantize_bf16_e4m3_1x128_dual"]), casts
+    # The same step from single-layout casts (what the layer ran before).
+    q = blockscale.quantize
+    xq, xs = q(x.detach(), "1x128")
+    wq, ws = q(w.detach(), "128x128", transpose=True, layout="col_major")
+    y_ref = blockscale.scaled_mm(xq, xs, wq, ws, "1x128", "128x128", torch.bfloat16)
+    gq, gs = q(g, "1x128")
+    wtq, wts = q(w.detach(), "128x128", layout="col_major")
+    dx_ref = blockscale.scaled_mm(gq, gs, wtq, wts, "1x128", "128x128", torch.bfloat16)
+    gtq, gts = q(g, "1x128", transpose=True)
+    xbq, xbs = q(x.detach(), "128x1", layout="col_major")
+    dw_ref = blockscale.scaled_mm(gtq, gts, xbq, xbs, "1x128", "128x1", torch.bfloat16)
+    assert torch.equal(y, y_ref)
+    assert torch.equal(x.grad, dx_ref)
+    assert rel(w.grad, dw_ref) < 1e-6
+    # Only one input needing a gradient: single-layout casts where one layout
+    # is enough, and the gradient still matches.
+    x2 = x.detach().clone().requires_grad_()
+    y2 = blockscale.nn._Fp8BlockwiseLinearFn.apply(x2, w.detach(), None)
+    y2.backward(g)
+    assert torch.equal(y2, y_ref) and torch.equal(x2.grad, dx_ref)
+    w2 = w.detach().clone().requires_grad_()
+    y3 = blockscale.nn._Fp8BlockwiseLinearFn.apply(x.detach(), w2, None)
+    y3.backward(g)
+    assert torch.equal(y3, y_ref) and rel(w2.grad, dw_ref) < 1e-6
+
+
 def test_quantize_rejects_bad_layouts():
     x = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="row-major input"):
@@ -236,6 +320,14 @@ def test_dtensor_sharding_rules_single_rank():
     q, s = blockscale.quantize(x, "1x128")
     assert torch.equal(dq.full_tensor().view(torch.uint8), q.view(torch.uint8))
     assert dq.placements[0] == Shard(0)
+    outs = blockscale.quantize_dual(DTensor.from_local(x, mesh, [Shard(0)]), "1x128")
+    ref = blockscale.quantize_dual(x, "1x128")
+    assert [o.placements[0] for o in outs] == [Shard(0), Shard(0), Shard(1), Shard(1)]
+    for o, r in zip(outs, ref):
+        o = o.full_tensor()
+        if o.element_size() == 1:  # FP8: compare the bytes
+            o, r = o.contiguous().view(torch.uint8), r.contiguous().view(torch.uint8)
+        assert torch.equal(o, r)
     dist.destroy_process_group()
 
 

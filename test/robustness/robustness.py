@@ -450,7 +450,8 @@ def select_tiles_options(rng):
     return " ".join(opts)
 
 
-OPT_PASSES = ["blockscale-pad-scales", "blockscale-verify-layouts",
+OPT_PASSES = ["blockscale-fuse-dual-quantize",
+              "blockscale-pad-scales", "blockscale-verify-layouts",
               "blockscale-select-tiles", "blockscale-check-shard-alignment",
               "blockscale-check-shardings", "blockscale-jit-pipeline",
               "blockscale-shard-pipeline"]

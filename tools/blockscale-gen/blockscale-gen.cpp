@@ -115,6 +115,11 @@ static cl::opt<bool> optColMajor("col-major", cl::init(false),
                                  cl::desc("quantize: result stored "
                                           "column-major"),
                                  cl::cat(cat));
+static cl::opt<bool> optDual("dual", cl::init(false),
+                             cl::desc("quantize: also write the result with "
+                                      "transpose flipped, from the same read "
+                                      "(dual-layout cast)"),
+                             cl::cat(cat));
 static cl::opt<std::string>
     optInType("in-dtype", cl::init("bf16"),
               cl::desc("quantize: bf16 | f16 | f32 (default: bf16)"),
@@ -448,66 +453,95 @@ static int runQuantize(const QuantDesc &desc, const QuantKernel &kernel) {
       }
     }
   }
-  auto gOr = quantScaleGeometry(desc, rows, 0);
-  if (!gOr)
-    return fail(gOr.takeError());
-  const ScaleGeometry &g = *gOr;
-  int64_t ldq = desc.writesTransposed() ? rows : desc.cols;
-  std::vector<uint8_t> qRef(size_t(rows) * desc.cols, 0xee);
-  std::vector<float> sRef(g.allocElements, -1.f);
-  ref::quantize(desc, x.data(), rows, desc.cols, qRef.data(), ldq,
-                sRef.data(), g);
+  // One result: its host reference, poisoned device buffers, and the
+  // comparison after the launch. A dual cast has two: the second with
+  // transpose flipped.
+  struct Result {
+    QuantDesc desc;
+    ScaleGeometry g;
+    int64_t ldq = 0;
+    std::vector<uint8_t> qRef;
+    std::vector<float> sRef;
+    DeviceBuffer Q, S;
+    int64_t qBad = 0, sBad = 0;
+  };
+  std::vector<Result> results(desc.dual ? 2 : 1);
+  for (size_t i = 0; i < results.size(); ++i) {
+    Result &r = results[i];
+    r.desc = desc;
+    r.desc.dual = false;
+    if (i == 1)
+      r.desc.transpose = !desc.transpose;
+    auto gOr = quantScaleGeometry(r.desc, rows, 0);
+    if (!gOr)
+      return fail(gOr.takeError());
+    r.g = *gOr;
+    r.ldq = r.desc.writesTransposed() ? rows : desc.cols;
+    r.qRef.assign(size_t(rows) * desc.cols, 0xee);
+    r.sRef.assign(r.g.allocElements, -1.f);
+    ref::quantize(r.desc, x.data(), rows, desc.cols, r.qRef.data(), r.ldq,
+                  r.sRef.data(), r.g);
+    if (auto e = r.Q.alloc(d, r.qRef.size()))
+      return fail(std::move(e));
+    if (auto e = r.S.alloc(d, r.sRef.size() * 4))
+      return fail(std::move(e));
+    d.cuMemsetD8_v2(r.Q.ptr, 0xee, r.qRef.size());
+    // Padding of the scale buffer is not written: poison it like the host
+    // copy.
+    std::vector<float> sPoison(r.sRef.size(), -1.f);
+    if (auto e = r.S.upload(sPoison.data(), sPoison.size() * 4))
+      return fail(std::move(e));
+  }
 
-  DeviceBuffer X, Q, S;
+  DeviceBuffer X;
   if (auto e = X.alloc(d, xbytes.size()))
-    return fail(std::move(e));
-  if (auto e = Q.alloc(d, qRef.size()))
-    return fail(std::move(e));
-  if (auto e = S.alloc(d, sRef.size() * 4))
     return fail(std::move(e));
   if (auto e = X.upload(xbytes.data(), xbytes.size()))
     return fail(std::move(e));
-  d.cuMemsetD8_v2(Q.ptr, 0xee, qRef.size());
-  // Padding of the scale buffer is not written: poison it like the host copy.
-  std::vector<float> sPoison(sRef.size(), -1.f);
-  if (auto e = S.upload(sPoison.data(), sPoison.size() * 4))
-    return fail(std::move(e));
   QuantArgs args;
   args.x = X.get();
-  args.q = Q.get();
-  args.s = static_cast<float *>(S.get());
+  args.q = results[0].Q.get();
+  args.s = static_cast<float *>(results[0].S.get());
+  if (desc.dual) {
+    args.qT = results[1].Q.get();
+    args.sT = static_cast<float *>(results[1].S.get());
+  }
   args.rows = rows;
   if (auto e = kernel(args, nullptr))
     return fail(std::move(e));
   if (auto e = d.check(d.cuCtxSynchronize(), "kernel execution"))
     return fail(std::move(e));
-  std::vector<uint8_t> q(qRef.size());
-  std::vector<float> s(sRef.size());
-  if (auto e = Q.download(q.data(), q.size()))
-    return fail(std::move(e));
-  if (auto e = S.download(s.data(), s.size() * 4))
-    return fail(std::move(e));
-  int64_t qBad = 0, sBad = 0;
-  for (size_t i = 0; i < q.size(); ++i)
-    qBad += q[i] != qRef[i];
-  for (size_t i = 0; i < s.size(); ++i)
-    sBad += std::memcmp(&s[i], &sRef[i], 4) != 0;
-  bool ok = qBad == 0 && sBad == 0;
-  llvm::outs() << llvm::formatv(
-      "check: quantize {0}x{1} {2} {3}x{4}{5}{6} -> {7}: fp8 mismatches={8}/{9} "
-      "scale mismatches={10}/{11} seed={12} -> {13}\n",
-      rows, desc.cols, toString(desc.in), desc.blockRows, desc.blockCols,
-      desc.transpose ? " transpose" : "", desc.colMajor ? " col_major" : "",
-      toString(desc.out), qBad, q.size(), sBad, s.size(), seed,
-      ok ? "PASS" : "FAIL");
+  bool ok = true;
+  double outBytes = 0;
+  for (Result &r : results) {
+    std::vector<uint8_t> q(r.qRef.size());
+    std::vector<float> s(r.sRef.size());
+    if (auto e = r.Q.download(q.data(), q.size()))
+      return fail(std::move(e));
+    if (auto e = r.S.download(s.data(), s.size() * 4))
+      return fail(std::move(e));
+    for (size_t i = 0; i < q.size(); ++i)
+      r.qBad += q[i] != r.qRef[i];
+    for (size_t i = 0; i < s.size(); ++i)
+      r.sBad += std::memcmp(&s[i], &r.sRef[i], 4) != 0;
+    ok = ok && r.qBad == 0 && r.sBad == 0;
+    outBytes += double(q.size()) + double(r.g.rows * r.g.cols) * 4;
+    llvm::outs() << llvm::formatv(
+        "check: quantize {0}x{1} {2} {3}x{4}{5}{6}{7} -> {8}: fp8 "
+        "mismatches={9}/{10} scale mismatches={11}/{12} seed={13} -> {14}\n",
+        rows, desc.cols, toString(desc.in), r.desc.blockRows,
+        r.desc.blockCols, r.desc.transpose ? " transpose" : "",
+        r.desc.colMajor ? " col_major" : "", desc.dual ? " (dual)" : "",
+        toString(desc.out), r.qBad, q.size(), r.sBad, s.size(), seed,
+        r.qBad == 0 && r.sBad == 0 ? "PASS" : "FAIL");
+  }
   if (!ok)
     return 1;
   if (optIters > 0) {
     auto ms = timeMedianMs(d, optIters, [&] { return kernel(args, nullptr); });
     if (!ms)
       return fail(ms.takeError());
-    double bytes = double(x.size()) * ib + double(q.size()) +
-                   double(g.rows * g.cols) * 4;
+    double bytes = double(x.size()) * ib + outBytes;
     llvm::outs() << llvm::formatv(
         "time: quantize {0}x{1} {2}: median {3:f1} us, {4:f0} GB/s\n", rows,
         desc.cols, kernel.compiled->spec.name, *ms * 1e3,
@@ -580,6 +614,8 @@ static int handleMlirInput(llvm::raw_ostream &os, unsigned debug) {
       k = mlir::blockscale::emitGemmKernel(mm, debug);
     else if (auto q = llvm::dyn_cast<mlir::blockscale::QuantizeOp>(op))
       k = mlir::blockscale::emitQuantizeKernel(q, debug);
+    else if (auto d = llvm::dyn_cast<mlir::blockscale::QuantizeDualOp>(op))
+      k = mlir::blockscale::emitQuantizeDualKernel(d, debug);
     else if (auto g = llvm::dyn_cast<mlir::blockscale::GroupedMatmulOp>(op))
       k = mlir::blockscale::emitGroupedGemmKernel(g, debug);
     else
@@ -650,6 +686,7 @@ int main(int argc, char **argv) {
     }
     q.transpose = optTranspose;
     q.colMajor = optColMajor;
+    q.dual = optDual;
     q.rows = optRows;
     q.cols = optCols;
     q.debug = *debug;

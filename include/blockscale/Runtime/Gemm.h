@@ -158,6 +158,11 @@ struct QuantDesc {
   bool colMajor = false;    // physical order of the result
   int64_t rows = -1, cols = 0; // input (rows may be dynamic: -1)
   unsigned debug = 0;          // DebugOption flags compiled into the kernel
+  /// Also write the second result quantize(x, recipe, layout, !transpose)
+  /// from the same read of the input (blockscale.quantize_dual): the first
+  /// result must be in input order (writesTransposed() false) with 1x128 or
+  /// 128x128 blocks in the input's frame; the second is written transposed.
+  bool dual = false;
 
   std::string key() const;
   llvm::Error validate() const;
@@ -171,6 +176,11 @@ struct QuantArgs {
   int64_t rows = -1;        // required when dynamic
   int64_t ldx = 0, ldq = 0; // 0: dense
   int64_t ldScale = 0;      // 0: round_up(contiguous extent, 4)
+  /// The second result of a dual cast (QuantDesc::dual) and its scales.
+  void *qT = nullptr;
+  float *sT = nullptr;
+  int64_t ldqT = 0;     // 0: dense (rows)
+  int64_t ldScaleT = 0; // 0: round_up(contiguous extent, 4)
 };
 
 } // namespace blockscale

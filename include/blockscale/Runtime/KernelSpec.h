@@ -73,6 +73,12 @@ struct QuantKernelSpec {
   Fp8Type out = Fp8Type::E4M3;
   int br = 1, bc = 128; // block rows x cols of the input
   bool transposed = false;
+  /// Dual-layout cast: writes the result in input order with br x bc blocks
+  /// (1x128 or 128x128) and, from the same read of the input, its transpose
+  /// with the blocks rotated (128x1, or 128x128, of the input): the two
+  /// layouts of one operand that the forward and backward GEMMs read.
+  /// `transposed` is false then.
+  bool dual = false;
   /// QuantizeTile::kThreads (bs::quantThreads): 256 workers, and for most
   /// casts a warp that issues their TMA loads and stores.
   int threads() const;

@@ -129,6 +129,40 @@ mlir::blockscale::emitQuantizeKernel(QuantizeOp op, unsigned debug) {
 }
 
 FailureOr<EmittedKernel>
+mlir::blockscale::emitQuantizeDualKernel(QuantizeDualOp op, unsigned debug) {
+  // (The verifier's rules; the kernel template has no other form.)
+  auto [br, bc] = op.getInputFrameBlock();
+  if (op.writesTransposed() || !((br == 1 || br == 128) && bc == 128))
+    return op.emitOpError()
+           << "expected the result in input order with 1x128 or 128x128 "
+              "blocks in the input's frame but got "
+           << (op.writesTransposed() ? "a transposed result" : "other blocks")
+           << "; use two blockscale.quantize ops";
+  EmittedKernel k;
+  k.spec.kind = bsrt::KernelKind::Quantize;
+  bsrt::QuantKernelSpec &q = k.spec.quant;
+  q.in = toRuntimeDType(op.getInput().getType().getElementType());
+  q.out = toRuntimeFp8(op.getResult().getType().getElementType());
+  // The in-order result's blocks in the input's frame; the transposed
+  // result's are those rotated, which the spec implies.
+  q.br = br;
+  q.bc = bc;
+  q.transposed = false;
+  q.dual = true;
+  k.spec.debug = debug;
+  k.spec.name = bsrt::kernelName(k.spec);
+  std::string comment =
+      llvm::formatv("blockscale.quantize_dual {0}{1}, result {2}, and its "
+                    "transpose",
+                    getRecipeDisplayName(op.getRecipe()),
+                    op.getTranspose() ? " of the transpose" : "",
+                    stringifyLayout(op.getLayout()))
+          .str();
+  k.source = bsrt::generateCudaSource(k.spec, comment);
+  return k;
+}
+
+FailureOr<EmittedKernel>
 mlir::blockscale::emitGroupedGemmKernel(GroupedMatmulOp op, unsigned debug) {
   TileConfigAttr tile = op.getTileAttr();
   if (!tile)
@@ -182,6 +216,8 @@ forEachKernel(ModuleOp module,
       k = emitGemmKernel(mm);
     else if (auto q = dyn_cast<QuantizeOp>(op))
       k = emitQuantizeKernel(q);
+    else if (auto d = dyn_cast<QuantizeDualOp>(op))
+      k = emitQuantizeDualKernel(d);
     else if (auto g = dyn_cast<GroupedMatmulOp>(op))
       k = emitGroupedGemmKernel(g);
     else

@@ -67,6 +67,184 @@ func.func @quantize_not_fp8(%x: tensor<256x256xbf16>) {
 
 // -----
 
+// blockscale.quantize_dual: the rules of blockscale.quantize for each result,
+// then its own.
+
+func.func @quantize_dual_result_shape(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected result shape 256x512 but got 512x256}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<256x512xbf16> -> tensor<512x256xf8E4M3FN>, tensor<256x4xf32>, tensor<512x256xf8E4M3FN>, tensor<512x2xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dual_scale_shape(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected scale shape 256x4 for 1x128 blocks of a 256x512 result but got 256x2}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<256x2xf32>, tensor<512x256xf8E4M3FN>, tensor<512x2xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dual_unranked_scale(%x: tensor<?x512xbf16>) {
+  // expected-error @+1 {{expected scales of shape ?x4 (a ranked tensor) but got 'tensor<*xf32>'}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<?x512xbf16> -> tensor<?x512xf8E4M3FN>, tensor<*xf32>, tensor<512x?xf8E4M3FN>, tensor<512x?xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dual_scale_layout_overflow(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected scale_layout #blockscale.scale_layout<row_major, align = 2305843009213693952> to give 256x4 scales a buffer of at most 2^63 - 1 bytes but its padded size overflows int64}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>,
+                                                 scale_layout = #blockscale.scale_layout<row_major, align = 2305843009213693952>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<256x4xf32>, tensor<512x256xf8E4M3FN>, tensor<512x2xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dual_t_result_shape(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected t_result shape 512x256 (the input transposed) but got 256x512}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<256x4xf32>, tensor<256x512xf8E4M3FN>, tensor<512x2xf32>
+  return
+}
+
+// -----
+
+// The weight: the in-order result is the transposed one's logical shape.
+func.func @quantize_dual_t_result_shape_weight(%w: tensor<2112x7168xbf16>) {
+  // expected-error @+1 {{expected t_result shape 2112x7168 but got 7168x2112}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %w {recipe = #blockscale.recipe<blk_128x128>, transpose,
+                                                 layout = #blockscale.layout<col_major>}
+      : tensor<2112x7168xbf16> -> tensor<7168x2112xf8E4M3FN>, tensor<56x17xf32>, tensor<7168x2112xf8E4M3FN>, tensor<17x56xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dual_t_scale_shape(%x: tensor<256x512xbf16>) {
+  // The transposed result's 1x128 blocks run along the input's rows.
+  // expected-error @+1 {{expected t_scale shape 512x2 for 1x128 blocks of a 512x256 t_result but got 512x4}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<256x4xf32>, tensor<512x256xf8E4M3FN>, tensor<512x4xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dual_unranked_t_scale(%x: tensor<?x512xbf16>) {
+  // expected-error @+1 {{expected t_scales of shape 512x? (a ranked tensor) but got 'tensor<*xf32>'}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<?x512xbf16> -> tensor<?x512xf8E4M3FN>, tensor<?x4xf32>, tensor<512x?xf8E4M3FN>, tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dual_t_scale_layout_overflow(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected t_scale_layout #blockscale.scale_layout<row_major, align = 4611686018427387904> to give 512x2 scales a buffer of at most 2^63 - 1 bytes but its padded size overflows int64}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>,
+                                                 t_scale_layout = #blockscale.scale_layout<row_major, align = 4611686018427387904>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<256x4xf32>, tensor<512x256xf8E4M3FN>, tensor<512x2xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dual_tensorwise_t_scale_layout(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected no t_scale_layout for a tensorwise (scalar) scale but got #blockscale.scale_layout<col_major>}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<tensorwise>,
+                                                 t_scale_layout = #blockscale.scale_layout<col_major>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<f32>, tensor<512x256xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+// 2^61 x 128 bf16 elements: 2^69 bytes.
+func.func @quantize_dual_bytes_overflow(%x: tensor<2305843009213693952x128xbf16>) {
+  // expected-error @+1 {{expected operand #0 to hold at most 2^63 - 1 bytes but got 'tensor<2305843009213693952x128xbf16>'}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<2305843009213693952x128xbf16> -> tensor<2305843009213693952x128xf8E4M3FN>, tensor<2305843009213693952x1xf32>,
+        tensor<128x2305843009213693952xf8E4M3FN>, tensor<128x18014398509481984xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dual_fp8_types(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected t_result with the FP8 type of result ('f8E4M3FN') but got 'f8E5M2'; use two blockscale.quantize ops}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<256x4xf32>, tensor<512x256xf8E5M2>, tensor<512x2xf32>
+  return
+}
+
+// -----
+
+// dY^T first: that result is the transposed one.
+func.func @quantize_dual_first_transposed(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected result in input order (transpose and layout = col_major agree) but got transpose with layout = row_major; swap the results (negate transpose)}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>, transpose}
+      : tensor<256x512xbf16> -> tensor<512x256xf8E4M3FN>, tensor<512x2xf32>, tensor<256x512xf8E4M3FN>, tensor<256x4xf32>
+  return
+}
+
+// -----
+
+// The weight's grad-input operand first: also the transposed one.
+func.func @quantize_dual_first_transposed_weight(%w: tensor<2112x7168xbf16>) {
+  // expected-error @+1 {{expected result in input order (transpose and layout = col_major agree) but got no transpose with layout = col_major; swap the results (negate transpose)}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %w {recipe = #blockscale.recipe<blk_128x128>,
+                                                 layout = #blockscale.layout<col_major>}
+      : tensor<2112x7168xbf16> -> tensor<2112x7168xf8E4M3FN>, tensor<17x56xf32>, tensor<7168x2112xf8E4M3FN>, tensor<56x17xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dual_128x1_in_order(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected result blocks of 1x128 or 128x128 in the input's frame but got 128x1; use two blockscale.quantize ops}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_128x1>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<2x512xf32>, tensor<512x256xf8E4M3FN>, tensor<4x256xf32>
+  return
+}
+
+// -----
+
+// 1x128 of the transpose, in input order (col_major): 128x1 of the input.
+func.func @quantize_dual_1x128_of_transpose_in_order(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected result blocks of 1x128 or 128x128 in the input's frame but got 128x1; use two blockscale.quantize ops}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>, transpose,
+                                                 layout = #blockscale.layout<col_major>}
+      : tensor<256x512xbf16> -> tensor<512x256xf8E4M3FN>, tensor<512x2xf32>, tensor<256x512xf8E4M3FN>, tensor<256x4xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_dual_tensorwise(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{expected result blocks of 1x128 or 128x128 in the input's frame but got tensorwise; use two blockscale.quantize ops}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<tensorwise>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<f32>, tensor<512x256xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @quantize_dual_not_fp8(%x: tensor<256x512xbf16>) {
+  // expected-error @+1 {{result #2 must be 2D tensor of f8E4M3FN type or f8E5M2 type values, but got 'tensor<512x256xbf16>'}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<256x4xf32>, tensor<512x256xbf16>, tensor<512x2xf32>
+  return
+}
+
+// -----
+
 func.func @matmul_k_mismatch(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
                              %b: tensor<384x512xf8E4M3FN>, %bs: tensor<3x4xf32>) {
   // expected-error @+1 {{expected B with K = 256 rows (A is 128x256) but got 384x512}}

@@ -31,6 +31,27 @@ func.func @quantize_forms(%x: tensor<4096x7168xbf16>, %w: tensor<2112x7168xbf16>
   return %q0, %q1, %q2, %q3 : tensor<4096x7168xf8E4M3FN>, tensor<7168x2112xf8E4M3FN>, tensor<4096x?xf8E5M2>, tensor<2112x7168xf8E4M3FN>
 }
 
+// The two casts of dY and of the weight as dual casts: the in-order result
+// first, then its transpose; e5m2 and a dynamic token count.
+// CHECK-LABEL: func.func @quantize_dual_forms
+// CHECK-SAME: (%[[DY:.*]]: tensor<?x4096xbf16>, %[[W:.*]]: tensor<2112x7168xbf16>)
+func.func @quantize_dual_forms(%dy: tensor<?x4096xbf16>, %w: tensor<2112x7168xbf16>)
+    -> (tensor<?x4096xf8E5M2>, tensor<4096x?xf32>, tensor<7168x2112xf8E4M3FN>, tensor<17x56xf32>) {
+  // CHECK: %{{.*}}, %{{.*}}, %[[GT:.*]], %[[GTS:.*]] = blockscale.quantize_dual %[[DY]] {recipe = #blockscale.recipe<blk_1x128>, scale_layout = #blockscale.scale_layout<col_major, align = 4>, t_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+  // CHECK-SAME: : tensor<?x4096xbf16> -> tensor<?x4096xf8E5M2>, tensor<?x32xf32>, tensor<4096x?xf8E5M2>, tensor<4096x?xf32>
+  %g, %gs, %gt, %gts = blockscale.quantize_dual %dy {recipe = #blockscale.recipe<blk_1x128>,
+                                                     scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+                                                     t_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<?x4096xbf16> -> tensor<?x4096xf8E5M2>, tensor<?x32xf32>, tensor<4096x?xf8E5M2>, tensor<4096x?xf32>
+  // CHECK: %[[WQ:.*]], %{{.*}}, %{{.*}}, %[[WTS:.*]] = blockscale.quantize_dual %[[W]] {layout = #blockscale.layout<col_major>, recipe = #blockscale.recipe<blk_128x128>, transpose}
+  // CHECK-SAME: : tensor<2112x7168xbf16> -> tensor<7168x2112xf8E4M3FN>, tensor<56x17xf32>, tensor<2112x7168xf8E4M3FN>, tensor<17x56xf32>
+  %wq, %ws, %wt, %wts = blockscale.quantize_dual %w {recipe = #blockscale.recipe<blk_128x128>, transpose,
+                                                     layout = #blockscale.layout<col_major>}
+      : tensor<2112x7168xbf16> -> tensor<7168x2112xf8E4M3FN>, tensor<56x17xf32>, tensor<2112x7168xf8E4M3FN>, tensor<17x56xf32>
+  // CHECK: return %{{.*}}, %[[GTS]], %[[WQ]], %[[WTS]]
+  return %g, %gts, %wq, %wts : tensor<?x4096xf8E5M2>, tensor<4096x?xf32>, tensor<7168x2112xf8E4M3FN>, tensor<17x56xf32>
+}
+
 // CHECK-LABEL: func.func @matmul_forms
 func.func @matmul_forms(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf32>,
                         %b: tensor<7168x2112xf8E4M3FN>, %bs: tensor<56x17xf32>,

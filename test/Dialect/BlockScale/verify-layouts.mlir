@@ -361,3 +361,98 @@ func.func @grouped_n_tma(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
       : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<8x256x100xf8E4M3FN>, tensor<8x2x1xf32> -> tensor<?x100xbf16>
   return %c : tensor<?x100xbf16>
 }
+
+// -----
+
+// A dual cast in the layouts the kernels read: each result checked against
+// its own consumer.
+// CHECK-LABEL: func.func @dual_ok
+// CHECK: blockscale.quantize_dual
+func.func @dual_ok(%dy: tensor<8192x2112xbf16>, %wt: tensor<2112x7168xf8E4M3FN>, %wts: tensor<17x56xf32>,
+                   %x: tensor<8192x7168xf8E4M3FN>, %xs: tensor<64x7168xf32>)
+    -> (tensor<8192x7168xbf16>, tensor<2112x7168xf32>) {
+  %g, %gs, %gt, %gts = blockscale.quantize_dual %dy {recipe = #blockscale.recipe<blk_1x128>,
+                                                     scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+                                                     t_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<8192x2112xbf16> -> tensor<8192x2112xf8E4M3FN>, tensor<8192x17xf32>, tensor<2112x8192xf8E4M3FN>, tensor<2112x64xf32>
+  %dx = blockscale.matmul %g[%gs], %wt[%wts] {form = #blockscale.form<dgrad>,
+          a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+          a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+          b_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<8192x2112xf8E4M3FN>, tensor<8192x17xf32>, tensor<2112x7168xf8E4M3FN>, tensor<17x56xf32> -> tensor<8192x7168xbf16>
+  %dw = blockscale.matmul %gt[%gts], %x[%xs] {form = #blockscale.form<wgrad>,
+          a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x1>,
+          a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+          b_scale_layout = #blockscale.scale_layout<row_major, align = 4>}
+      : tensor<2112x8192xf8E4M3FN>, tensor<2112x64xf32>, tensor<8192x7168xf8E4M3FN>, tensor<64x7168xf32> -> tensor<2112x7168xf32>
+  return %dx, %dw : tensor<8192x7168xbf16>, tensor<2112x7168xf32>
+}
+
+// -----
+
+func.func @dual_no_t_scale_layout(%x: tensor<128x256xbf16>) -> tensor<256x1xf32> {
+  // expected-error @+1 {{expected a t_scale_layout but got none; run --blockscale-pad-scales}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>,
+                                                 scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<128x256xbf16> -> tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x128xf8E4M3FN>, tensor<256x1xf32>
+  return %ts : tensor<256x1xf32>
+}
+
+// -----
+
+// The transposed result's rows are the input's columns: 100 FP8 bytes.
+func.func @dual_t_result_rows(%x: tensor<100x256xbf16>) -> tensor<256x1xf32> {
+  // expected-error @+1 {{expected the FP8 t_result's rows to be a multiple of 16 bytes (TMA rule for its consumer) but got 100 elements; pad that dimension to 112}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>,
+                                                 scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+                                                 t_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<100x256xbf16> -> tensor<100x256xf8E4M3FN>, tensor<100x2xf32>, tensor<256x100xf8E4M3FN>, tensor<256x1xf32>
+  return %ts : tensor<256x1xf32>
+}
+
+// -----
+
+func.func @dual_result_rows(%x: tensor<128x200xbf16>) -> tensor<200x1xf32> {
+  // expected-error @+1 {{expected the FP8 result's rows to be a multiple of 16 bytes (TMA rule for its consumer) but got 200 elements; pad that dimension to 208}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>,
+                                                 scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+                                                 t_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<128x200xbf16> -> tensor<128x200xf8E4M3FN>, tensor<128x2xf32>, tensor<200x128xf8E4M3FN>, tensor<200x1xf32>
+  return %ts : tensor<200x1xf32>
+}
+
+// -----
+
+// The A data from one result of a dual cast, its scales from the other.
+func.func @dual_crossed_scales(%x: tensor<256x256xbf16>, %b: tensor<256x512xf8E4M3FN>,
+                               %bs: tensor<2x4xf32>) -> tensor<256x512xbf16> {
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>,
+                                                 scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+                                                 t_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<256x256xbf16> -> tensor<256x256xf8E4M3FN>, tensor<256x2xf32>, tensor<256x256xf8E4M3FN>, tensor<256x2xf32>
+  // expected-error @+1 {{expected the A scales to come from the quantize that produces A}}
+  %c = blockscale.matmul %t[%s], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<256x256xf8E4M3FN>, tensor<256x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<256x512xbf16>
+  return %c : tensor<256x512xbf16>
+}
+
+// -----
+
+// The weight's dual cast with row_major results: neither is K-contiguous B.
+func.func @dual_b_layout(%w: tensor<256x512xbf16>, %a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>)
+    -> tensor<128x512xbf16> {
+  %t, %ts, %q, %s = blockscale.quantize_dual %w {recipe = #blockscale.recipe<blk_128x128>,
+                                                 scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+                                                 t_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<2x4xf32>, tensor<512x256xf8E4M3FN>, tensor<4x2xf32>
+  // expected-error @+1 {{expected B in col_major order but its quantize writes row_major}}
+  %c = blockscale.matmul %a[%as], %t[%ts] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         a_scale_layout = #blockscale.scale_layout<col_major, align = 4>,
+         b_scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
+  return %c : tensor<128x512xbf16>
+}

@@ -15,7 +15,9 @@
 
 // The transposed weight cast for grad-input is a transposing kernel. Like
 // every cast, it reads its tiles through TMA (a tensor map parameter) into
-// a ring; it also takes its output's tensor map.
+// a ring; it also takes its output's tensor map. (It casts another weight
+// than the forward's: two casts of one weight are one dual cast,
+// emit-cuda-dual.mlir.)
 // CHECK-LABEL: // ----- kernel bs_quantize_bf16_e4m3_128x128_t
 // CHECK: bs::QuantizeTile<bs::InBf16, /*FMT=*/0, /*BR=*/128, /*BC=*/128, /*TRANS=*/true>
 // CHECK: bs_quantize_bf16_e4m3_128x128_t(const __grid_constant__ bs::QuantParams p,
@@ -40,13 +42,13 @@
 // CHECK: #define BS_WGMMA_AB "e4m3.e5m2"
 // CHECK: /*WGRAD=*/true, /*OUT_F32=*/true, /*ACCUMULATE=*/true
 
-func.func @layer(%x: tensor<4096x7168xbf16>, %w: tensor<2112x7168xbf16>,
+func.func @layer(%x: tensor<4096x7168xbf16>, %w: tensor<2112x7168xbf16>, %v: tensor<2112x7168xbf16>,
                  %g: tensor<4096x8192xf8E4M3FN>, %gs: tensor<4096x64xf32>,
                  %xq: tensor<8192x7168xf8E5M2>, %xs: tensor<64x7168xf32>,
                  %acc: tensor<4096x7168xf32>) -> (tensor<4096x2112xbf16>, tensor<2112x7168xf8E4M3FN>, tensor<4096x7168xf32>) {
   %aq, %as = blockscale.quantize %x {recipe = #blockscale.recipe<blk_1x128>}
       : tensor<4096x7168xbf16> -> tensor<4096x7168xf8E4M3FN>, tensor<4096x56xf32>
-  %wt, %wts = blockscale.quantize %w {recipe = #blockscale.recipe<blk_128x128>, layout = #blockscale.layout<col_major>}
+  %wt, %wts = blockscale.quantize %v {recipe = #blockscale.recipe<blk_128x128>, layout = #blockscale.layout<col_major>}
       : tensor<2112x7168xbf16> -> tensor<2112x7168xf8E4M3FN>, tensor<17x56xf32>
   %wq, %ws = blockscale.quantize %w {recipe = #blockscale.recipe<blk_128x128>, transpose, layout = #blockscale.layout<col_major>}
       : tensor<2112x7168xbf16> -> tensor<7168x2112xf8E4M3FN>, tensor<56x17xf32>

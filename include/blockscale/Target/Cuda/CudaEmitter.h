@@ -21,6 +21,7 @@
 namespace mlir::blockscale {
 class MatmulOp;
 class QuantizeOp;
+class QuantizeDualOp;
 class GroupedMatmulOp;
 
 struct EmittedKernel {
@@ -38,13 +39,17 @@ struct EmittedKernel {
 /// DebugOption flags compiled into the kernel.
 FailureOr<EmittedKernel> emitGemmKernel(MatmulOp op, unsigned debug = 0);
 FailureOr<EmittedKernel> emitQuantizeKernel(QuantizeOp op, unsigned debug = 0);
+/// The dual-layout cast (QuantKernelSpec::dual): the spec's block is the
+/// in-order result's, in the input's frame.
+FailureOr<EmittedKernel> emitQuantizeDualKernel(QuantizeDualOp op,
+                                                unsigned debug = 0);
 /// The grouped kernel (gemm_grouped.cuh) of a grouped matmul with a tile
 /// attribute; one kernel serves both groupings (they differ at launch).
 FailureOr<EmittedKernel> emitGroupedGemmKernel(GroupedMatmulOp op,
                                                unsigned debug = 0);
 
-/// Every matmul, grouped matmul and quantize op of `module`, in order, one source each,
-/// separated by `// ----- kernel <name>` lines.
+/// Every matmul, grouped matmul, quantize and quantize_dual op of `module`,
+/// in order, one source each, separated by `// ----- kernel <name>` lines.
 LogicalResult translateModuleToCuda(ModuleOp module, llvm::raw_ostream &os);
 
 /// Registers --blockscale-emit-cuda (and --blockscale-emit-ptx, which also

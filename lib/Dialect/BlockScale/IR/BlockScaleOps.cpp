@@ -83,36 +83,111 @@ static LogicalResult checkScaleLayoutFits(Operation *op, StringRef name,
 // QuantizeOp
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// How the diagnostics of one cast result name its parts.
+struct CastResultNames {
+  StringRef result;      // "result shape"
+  StringRef scale;       // "scale shape"
+  StringRef scales;      // "scales of shape" (a ranked tensor)
+  StringRef scaleLayout; // its scale layout attribute
+};
+} // namespace
+
+/// The rules of one cast result: `result` is `input` (transposed with
+/// `transpose`) quantized with `recipe`, and `scale` holds its scales in
+/// `scaleLayout`.
+static LogicalResult verifyCastResult(Operation *op, Value input,
+                                      ScaleRecipe recipe, bool transpose,
+                                      Value result, Value scale,
+                                      ScaleLayoutAttr scaleLayout,
+                                      const CastResultNames &names) {
+  ArrayRef<int64_t> in = cast<RankedTensorType>(input.getType()).getShape();
+  SmallVector<int64_t> expected(in.begin(), in.end());
+  if (transpose)
+    std::swap(expected[0], expected[1]);
+  ArrayRef<int64_t> res = cast<RankedTensorType>(result.getType()).getShape();
+  if (!shapesMatch(expected, res))
+    return op->emitOpError() << "expected " << names.result << " shape "
+                             << shapeToString(expected)
+                             << (transpose ? " (the input transposed)" : "")
+                             << " but got " << shapeToString(res);
+
+  SmallVector<int64_t> expScale = getScaleShape(expected, recipe);
+  if (failed(checkRankedScale(op, names.scales, scale, expScale)))
+    return failure();
+  ArrayRef<int64_t> scaleShape =
+      cast<RankedTensorType>(scale.getType()).getShape();
+  if (!shapesMatch(expScale, scaleShape))
+    return op->emitOpError()
+           << "expected " << names.scale << " shape " << shapeToString(expScale)
+           << " for " << getRecipeDisplayName(recipe) << " blocks of a "
+           << shapeToString(expected) << " " << names.result << " but got "
+           << shapeToString(scaleShape);
+  if (scaleLayout && recipe == ScaleRecipe::tensorwise)
+    return op->emitOpError()
+           << "expected no " << names.scaleLayout
+           << " for a tensorwise (scalar) scale but got " << scaleLayout;
+  // The scale buffer's elements and the result's bytes fit in int64.
+  return checkScaleLayoutFits(op, names.scaleLayout, scaleLayout, scaleShape);
+}
+
 LogicalResult QuantizeOp::verify() {
   if (failed(checkTensorBytes(*this)))
     return failure();
-  ArrayRef<int64_t> in = getInput().getType().getShape();
-  SmallVector<int64_t> expected(in.begin(), in.end());
-  if (getTranspose())
-    std::swap(expected[0], expected[1]);
-  ArrayRef<int64_t> res = getResult().getType().getShape();
-  if (!shapesMatch(expected, res))
-    return emitOpError() << "expected result shape " << shapeToString(expected)
-                         << (getTranspose() ? " (the input transposed)" : "")
-                         << " but got " << shapeToString(res);
+  return verifyCastResult(*this, getInput(), getRecipe(), getTranspose(),
+                          getResult(), getScale(), getScaleLayoutAttr(),
+                          {"result", "scale", "scales", "scale_layout"});
+}
 
-  SmallVector<int64_t> expScale = getScaleShape(expected, getRecipe());
-  if (failed(checkRankedScale(*this, "scales", getScale(), expScale)))
+//===----------------------------------------------------------------------===//
+// QuantizeDualOp
+//===----------------------------------------------------------------------===//
+
+std::pair<int64_t, int64_t> QuantizeDualOp::getInputFrameBlock() {
+  auto [rows, cols] = getBlockShape(getRecipe());
+  if (getTranspose())
+    return {cols, rows};
+  return {rows, cols};
+}
+
+LogicalResult QuantizeDualOp::verify() {
+  if (failed(checkTensorBytes(*this)))
     return failure();
-  ArrayRef<int64_t> scale = getScale().getType().getShape();
-  if (!shapesMatch(expScale, scale))
-    return emitOpError() << "expected scale shape " << shapeToString(expScale)
-                         << " for " << getRecipeDisplayName(getRecipe())
-                         << " blocks of a " << shapeToString(expected)
-                         << " result but got " << shapeToString(scale);
-  if (getScaleLayout() && getRecipe() == ScaleRecipe::tensorwise)
-    return emitOpError() << "expected no scale_layout for a tensorwise "
-                            "(scalar) scale but got "
-                         << getScaleLayoutAttr();
-  // The scale buffer's elements and the result's bytes fit in int64.
-  if (failed(checkScaleLayoutFits(*this, "scale_layout", getScaleLayoutAttr(),
-                                  scale)))
+  if (failed(verifyCastResult(*this, getInput(), getRecipe(), getTranspose(),
+                              getResult(), getScale(), getScaleLayoutAttr(),
+                              {"result", "scale", "scales", "scale_layout"})) ||
+      failed(verifyCastResult(
+          *this, getInput(), getRecipe(), !getTranspose(), getTResult(),
+          getTScale(), getTScaleLayoutAttr(),
+          {"t_result", "t_scale", "t_scales", "t_scale_layout"})))
     return failure();
+
+  Type fp8 = getResult().getType().getElementType();
+  Type fp8T = getTResult().getType().getElementType();
+  if (fp8 != fp8T)
+    return emitOpError() << "expected t_result with the FP8 type of result ("
+                         << fp8 << ") but got " << fp8T
+                         << "; use two blockscale.quantize ops";
+  // One read of an input tile feeds both results only when the first is
+  // written where the tile was read and the second is its transpose.
+  if (writesTransposed())
+    return emitOpError()
+           << "expected result in input order (transpose and layout = "
+              "col_major agree) but got "
+           << (getTranspose() ? "transpose" : "no transpose")
+           << " with layout = " << stringifyLayout(getLayout())
+           << "; swap the results (negate transpose)";
+  // The kernel's tiles are 128 rows of the input: the in-order result's
+  // blocks must not span rows (1x128) or must span the tile (128x128).
+  auto [br, bc] = getInputFrameBlock();
+  if (!((br == 1 || br == 128) && bc == 128))
+    return emitOpError()
+           << "expected result blocks of 1x128 or 128x128 in the input's "
+              "frame but got "
+           << (getRecipe() == ScaleRecipe::tensorwise
+                   ? std::string("tensorwise")
+                   : std::to_string(br) + "x" + std::to_string(bc))
+           << "; use two blockscale.quantize ops";
   return success();
 }
 
@@ -328,6 +403,49 @@ LogicalResult GroupedMatmulOp::verify() {
                            << tile;
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Casts
+//===----------------------------------------------------------------------===//
+
+CastResult mlir::blockscale::getProducingCast(Value v) {
+  CastResult c;
+  if (auto q = v.getDefiningOp<QuantizeOp>()) {
+    c.op = q;
+    c.recipe = q.getRecipe();
+    c.layout = q.getLayout();
+    c.transpose = q.getTranspose();
+    c.data = q.getResult();
+    c.scale = q.getScale();
+    c.scaleLayoutName = q.getScaleLayoutAttrName();
+    return c;
+  }
+  if (auto d = v.getDefiningOp<QuantizeDualOp>()) {
+    bool second = v == d.getTResult() || v == d.getTScale();
+    c.op = d;
+    c.recipe = d.getRecipe();
+    c.layout = d.getLayout();
+    c.transpose = d.getTranspose() != second;
+    c.data = second ? d.getTResult() : d.getResult();
+    c.scale = second ? d.getTScale() : d.getScale();
+    c.scaleLayoutName =
+        second ? d.getTScaleLayoutAttrName() : d.getScaleLayoutAttrName();
+    return c;
+  }
+  return c;
+}
+
+ScaleLayoutAttr CastResult::getScaleLayout() const {
+  return op ? op->getAttrOfType<ScaleLayoutAttr>(scaleLayoutName)
+            : ScaleLayoutAttr();
+}
+
+void CastResult::setScaleLayout(ScaleLayoutAttr layout) const {
+  if (layout)
+    op->setAttr(scaleLayoutName, layout);
+  else
+    op->removeAttr(scaleLayoutName);
 }
 
 #define GET_OP_CLASSES

@@ -67,18 +67,18 @@ struct PadScalesPass
         return have;
       }
       ScaleLayoutAttr chosen = have ? have : need;
-      if (auto q = scale.getDefiningOp<QuantizeOp>()) {
-        ScaleLayoutAttr prev = q.getScaleLayoutAttr();
+      if (CastResult q = getProducingCast(scale)) {
+        ScaleLayoutAttr prev = q.getScaleLayout();
         if (prev && prev != chosen) {
           InFlightDiagnostic diag =
               op.emitOpError()
               << "expected " << (isA ? "A" : "B") << " scales laid out as "
               << chosen << " but the producing quantize writes " << prev;
-          diag.attachNote(q.getLoc()) << "scales produced here";
+          diag.attachNote(q.op->getLoc()) << "scales produced here";
           failed = true;
           return chosen;
         }
-        q.setScaleLayoutAttr(chosen);
+        q.setScaleLayout(chosen);
       }
       return chosen;
     };
@@ -96,10 +96,10 @@ struct PadScalesPass
     getOperation().walk([&](GroupedMatmulOp op) {
       ScaleLayoutAttr need =
           getRequiredScaleLayout(ctx, ScaleRecipe::blk_1x128, /*isA=*/true);
-      auto q = op.getAScale().getDefiningOp<QuantizeOp>();
+      CastResult q = getProducingCast(op.getAScale());
       if (!q)
         return;
-      ScaleLayoutAttr prev = q.getScaleLayoutAttr();
+      ScaleLayoutAttr prev = q.getScaleLayout();
       if (prev && !satisfies(prev, need)) {
         InFlightDiagnostic diag =
             op.emitOpError()
@@ -107,23 +107,32 @@ struct PadScalesPass
             << " (1x128 scales as the grouped kernel reads them) but the "
                "producing quantize writes "
             << prev;
-        diag.attachNote(q.getLoc()) << "scales produced here";
+        diag.attachNote(q.op->getLoc()) << "scales produced here";
         failed = true;
         return;
       }
       if (!prev)
-        q.setScaleLayoutAttr(need);
+        q.setScaleLayout(need);
     });
     if (failed)
       return signalPassFailure();
 
-    // Quantize ops that feed no matmul (e.g. a standalone cast kernel) get
-    // the layout of the role their recipe implies.
-    getOperation().walk([&](QuantizeOp q) {
-      if (q.getScaleLayoutAttr() || q.getRecipe() == ScaleRecipe::tensorwise)
+    // Casts that feed no matmul (e.g. a standalone cast kernel) get the
+    // layout of the role their recipe implies; so does either scale result
+    // of a dual cast that feeds none.
+    auto settleUnused = [&](const CastResult &q) {
+      if (q.getScaleLayout() || q.recipe == ScaleRecipe::tensorwise)
         return;
-      q.setScaleLayoutAttr(getRequiredScaleLayout(
-          ctx, q.getRecipe(), q.getRecipe() == ScaleRecipe::blk_1x128));
+      q.setScaleLayout(getRequiredScaleLayout(
+          ctx, q.recipe, q.recipe == ScaleRecipe::blk_1x128));
+    };
+    getOperation().walk([&](Operation *op) {
+      if (auto q = dyn_cast<QuantizeOp>(op)) {
+        settleUnused(getProducingCast(q.getScale()));
+      } else if (auto d = dyn_cast<QuantizeDualOp>(op)) {
+        settleUnused(getProducingCast(d.getScale()));
+        settleUnused(getProducingCast(d.getTScale()));
+      }
     });
   }
 };

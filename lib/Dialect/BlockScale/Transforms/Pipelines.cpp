@@ -28,6 +28,9 @@ using namespace mlir::blockscale;
 
 void mlir::blockscale::buildJitPipeline(
     OpPassManager &pm, const ::blockscale::TilingOptions &options) {
+  // Before pad-scales, so that the dual casts' scale results get their
+  // consumers' layouts.
+  pm.addPass(createBlockScaleFuseDualQuantize());
   pm.addPass(createBlockScalePadScales());
   pm.addPass(createBlockScaleVerifyLayouts());
   BlockScaleSelectTilesOptions sel;
@@ -64,8 +67,8 @@ void mlir::blockscale::registerBlockScalePassesAndPipelines() {
       buildShardPipeline);
   PassPipelineRegistration<JitPipelineOptions>(
       "blockscale-jit-pipeline",
-      "What the JIT runs before emitting CUDA: pad-scales, verify-layouts, "
-      "select-tiles",
+      "What the JIT runs before emitting CUDA: fuse-dual-quantize, "
+      "pad-scales, verify-layouts, select-tiles",
       [](OpPassManager &pm, const JitPipelineOptions &options) {
         buildJitPipeline(pm, options.tiling());
       });

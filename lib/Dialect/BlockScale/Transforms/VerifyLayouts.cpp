@@ -155,30 +155,29 @@ static LogicalResult verifyMatmul(MatmulOp op) {
                     r.layout.getAlign() % need.getAlign() != 0))
       return op.emitOpError() << "expected " << r.name << " scale layout "
                               << need << " but got " << r.layout;
-    if (auto q = r.data.getDefiningOp<QuantizeOp>()) {
-      if (q.getRecipe() != r.recipe)
+    if (CastResult q = getProducingCast(r.data)) {
+      if (q.recipe != r.recipe)
         return op.emitOpError()
                << "expected " << r.name << " quantized with "
                << getRecipeDisplayName(r.recipe) << " blocks but its quantize "
-               << "uses " << getRecipeDisplayName(q.getRecipe());
-      if (q.getLayout() != r.dataLayout)
-        return op.emitOpError()
-               << "expected " << r.name << " in "
-               << stringifyLayout(r.dataLayout)
-               << " order but its quantize writes "
-               << stringifyLayout(q.getLayout());
-      if (q.getScale() != r.scale)
+               << "uses " << getRecipeDisplayName(q.recipe);
+      if (q.layout != r.dataLayout)
+        return op.emitOpError() << "expected " << r.name << " in "
+                                << stringifyLayout(r.dataLayout)
+                                << " order but its quantize writes "
+                                << stringifyLayout(q.layout);
+      // (Of a dual cast: the scales of the same one of its two results.)
+      if (q.scale != r.scale)
         return op.emitOpError() << "expected the " << r.name
                                 << " scales to come from the quantize that "
                                    "produces "
                                 << r.name;
     }
-    if (auto q = r.scale.getDefiningOp<QuantizeOp>()) {
-      if (q.getScaleLayoutAttr() != r.layout)
+    if (CastResult q = getProducingCast(r.scale)) {
+      if (q.getScaleLayout() != r.layout)
         return op.emitOpError()
                << "expected " << r.name << " scales laid out as " << r.layout
-               << " but the producing quantize writes "
-               << q.getScaleLayoutAttr();
+               << " but the producing quantize writes " << q.getScaleLayout();
     }
   }
 
@@ -252,44 +251,60 @@ static LogicalResult verifyGroupedMatmul(GroupedMatmulOp op) {
                             << " are TMA rows of a multiple of 16 bytes) but "
                                "got N = "
                             << n << "; pad N to " << roundUp(n, perRow);
-  if (auto q = op.getA().getDefiningOp<QuantizeOp>()) {
-    if (q.getRecipe() != ScaleRecipe::blk_1x128 ||
-        q.getLayout() != Layout::row_major)
+  if (CastResult q = getProducingCast(op.getA())) {
+    if (q.recipe != ScaleRecipe::blk_1x128 || q.layout != Layout::row_major)
       return op.emitOpError()
              << "expected A quantized with 1x128 blocks in row_major order "
                 "but its quantize uses "
-             << getRecipeDisplayName(q.getRecipe()) << " blocks in "
-             << stringifyLayout(q.getLayout()) << " order";
+             << getRecipeDisplayName(q.recipe) << " blocks in "
+             << stringifyLayout(q.layout) << " order";
   }
   return success();
 }
 
-static LogicalResult verifyQuantize(QuantizeOp q) {
-  if (q.getRecipe() != ScaleRecipe::tensorwise && !q.getScaleLayoutAttr())
-    return q.emitOpError()
-           << "expected a scale_layout but got none; run "
-              "--blockscale-pad-scales";
+namespace {
+/// One FP8 result of a cast kernel and its name in diagnostics.
+struct NamedCastResult {
+  CastResult cast;
+  StringRef name;
+};
+} // namespace
+
+/// The checks of a cast kernel: its input and each of its FP8 results
+/// (one, or the two of a dual cast).
+static LogicalResult verifyCast(Operation *q, Value input,
+                                ArrayRef<NamedCastResult> results) {
+  for (const NamedCastResult &r : results) {
+    if (r.cast.recipe != ScaleRecipe::tensorwise && !r.cast.getScaleLayout())
+      return q->emitOpError()
+             << "expected a " << r.cast.scaleLayoutName.getValue()
+             << " but got none; run --blockscale-pad-scales";
+  }
   // The cast kernels move 16-byte vectors: rows of the input and of the
   // physical output must be multiples of 16 bytes.
-  ArrayRef<int64_t> in = q.getInput().getType().getShape();
+  auto inType = cast<RankedTensorType>(input.getType());
+  ArrayRef<int64_t> in = inType.getShape();
   if (failed(checkKernelDim(q, "input rows", in[0])) ||
       failed(checkKernelDim(q, "input columns", in[1])))
     return failure();
-  Type inT = q.getInput().getType().getElementType();
+  Type inT = inType.getElementType();
   int64_t inBytes = elementBytes(inT);
   // Sizes are < 2^31 here: no product below overflows.
   if (!ShapedType::isDynamic(in[1]) && in[1] * inBytes % 16 != 0)
-    return q.emitOpError() << "expected input rows of a multiple of 16 bytes "
-                              "but got "
-                           << in[1] << " x " << inT << "; pad the columns to "
-                           << roundUp(in[1], 16 / inBytes);
-  int64_t outContig = q.writesTransposed() ? in[0] : in[1];
-  if (!ShapedType::isDynamic(outContig) && outContig % 16 != 0)
-    return q.emitOpError()
-           << "expected the FP8 output's rows to be a multiple of 16 bytes "
-              "(TMA rule for its consumer) but got "
-           << outContig << " elements; pad that dimension to "
-           << roundUp(outContig, 16);
+    return q->emitOpError() << "expected input rows of a multiple of 16 bytes "
+                               "but got "
+                            << in[1] << " x " << inT << "; pad the columns to "
+                            << roundUp(in[1], 16 / inBytes);
+  for (const NamedCastResult &r : results) {
+    int64_t outContig = r.cast.writesTransposed() ? in[0] : in[1];
+    if (!ShapedType::isDynamic(outContig) && outContig % 16 != 0)
+      return q->emitOpError()
+             << "expected the FP8 " << r.name
+             << "'s rows to be a multiple of 16 bytes (TMA rule for its "
+                "consumer) but got "
+             << outContig << " elements; pad that dimension to "
+             << roundUp(outContig, 16);
+  }
   return success();
 }
 
@@ -301,7 +316,13 @@ LogicalResult mlir::blockscale::verifyKernelLayouts(Operation *root) {
     else if (auto gm = dyn_cast<GroupedMatmulOp>(op))
       failedAny |= failed(verifyGroupedMatmul(gm));
     else if (auto q = dyn_cast<QuantizeOp>(op))
-      failedAny |= failed(verifyQuantize(q));
+      failedAny |= failed(verifyCast(
+          q, q.getInput(), {{getProducingCast(q.getResult()), "output"}}));
+    else if (auto d = dyn_cast<QuantizeDualOp>(op))
+      failedAny |=
+          failed(verifyCast(d, d.getInput(),
+                            {{getProducingCast(d.getResult()), "result"},
+                             {getProducingCast(d.getTResult()), "t_result"}}));
   });
   return failure(failedAny);
 }

@@ -46,6 +46,31 @@ StringRef getRecipeDisplayName(ScaleRecipe recipe);
 /// Prints a shape as "4096x?x7" for diagnostics.
 std::string shapeToString(ArrayRef<int64_t> shape);
 
+/// One FP8 result of a cast with its scales: a `blockscale.quantize`, or
+/// either half of a `blockscale.quantize_dual`. Passes that follow operands
+/// back to their cast see both ops through it.
+struct CastResult {
+  Operation *op = nullptr;
+  ScaleRecipe recipe = ScaleRecipe::tensorwise;
+  Layout layout = Layout::row_major;
+  bool transpose = false;
+  Value data, scale;
+  /// The attribute of `op` that holds the layout of `scale`.
+  StringAttr scaleLayoutName;
+
+  explicit operator bool() const { return op != nullptr; }
+  ScaleLayoutAttr getScaleLayout() const;
+  void setScaleLayout(ScaleLayoutAttr layout) const;
+  /// True when the kernel writes `data` physically transposed.
+  bool writesTransposed() const {
+    return transpose != (layout == Layout::col_major);
+  }
+};
+
+/// The cast whose FP8 result or scales `v` is; an empty CastResult when `v`
+/// is not defined by a cast.
+CastResult getProducingCast(Value v);
+
 } // namespace mlir::blockscale
 
 #endif // BLOCKSCALE_DIALECT_BLOCKSCALE_IR_BLOCKSCALE_H

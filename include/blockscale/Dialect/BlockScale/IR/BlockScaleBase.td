@@ -26,7 +26,9 @@ def BlockScale_Dialect : Dialect {
     * `blockscale.quantize` turns a bf16/f32 tensor into an FP8 tensor plus
       f32 *decode* scales (`amax / fp8_max`, amax clamped at 1e-12), one
       scale per block of `1x128`, `128x1` or `128x128` elements (or one for
-      the whole tensor, `tensorwise`).
+      the whole tensor, `tensorwise`). `blockscale.quantize_dual` writes
+      two such casts of one tensor, in input order and transposed, from one
+      read of it.
     * `blockscale.matmul` computes `C = sum_kb (A_kb @ B_kb) * sA * sB` with
       f32 accumulation, for the three training GEMMs: forward and
       grad-input (`1x128 x 128x128`) and grad-weight (`1x128 x 128x1`).

@@ -34,7 +34,9 @@ def BlockScale_QuantizeOp : BlockScale_Op<"quantize", [Pure]> {
     kernel writes the data transposed exactly when `transpose` and
     `layout = col_major` differ, and the matmul kernels can consume the
     result without any copy. `scale_layout` is the physical layout of the
-    scales (set by `--blockscale-pad-scales` when absent).
+    scales (set by `--blockscale-pad-scales` when absent). Two casts of one
+    tensor that differ only in `transpose` can share one read of the input
+    as a `blockscale.quantize_dual`.
 
     The three activation casts and two weight casts of the FP8 recipe:
 
@@ -69,6 +71,80 @@ def BlockScale_QuantizeOp : BlockScale_Op<"quantize", [Pure]> {
     bool writesTransposed() {
       return getTranspose() != (getLayout() == Layout::col_major);
     }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// QuantizeDualOp
+//===----------------------------------------------------------------------===//
+
+def BlockScale_QuantizeDualOp : BlockScale_Op<"quantize_dual", [Pure]> {
+  let summary = "Quantize a 2-D tensor to FP8 in two layouts from one read";
+  let description = [{
+    The two casts of one tensor that a training step needs, from a single
+    read of the input: `result, scale` are
+    `blockscale.quantize %input {recipe, layout, transpose}` and
+    `t_result, t_scale` are the same cast with `transpose` negated
+    (`quantize(input, recipe, layout, !transpose)`), both with the math and
+    the shape, type and scale-shape rules of `blockscale.quantize`.
+    `scale_layout` and `t_scale_layout` are the physical layouts of the two
+    scale tensors (set by `--blockscale-pad-scales` when absent).
+
+    The kernel reads a tile of the input once and writes `result` in input
+    order and `t_result` physically transposed, so:
+
+    * `result` must be written in input order (`transpose` and
+      `layout = col_major` agree); `t_result` is then the transposed one;
+    * `result`'s blocks, seen in the input's frame, must be 1x128 or
+      128x128 (those of `t_result` are then 128x1 or 128x128 of the input);
+    * both results have the same FP8 element type.
+
+    `--blockscale-fuse-dual-quantize` forms these ops from pairs of
+    `blockscale.quantize`. The two tensors a training step casts twice:
+
+    ```mlir
+    // dY for grad-input (1x128 along N) and dY^T for grad-weight (1x128
+    // along tokens).
+    %gq, %gs, %gtq, %gts = blockscale.quantize_dual %dy {recipe = #blockscale.recipe<blk_1x128>}
+        : tensor<8192x4096xbf16> -> tensor<8192x4096xf8E4M3FN>, tensor<8192x32xf32>,
+                                    tensor<4096x8192xf8E4M3FN>, tensor<4096x64xf32>
+    // W (N, K) as the forward B operand (K, N) and as the grad-input B
+    // operand (N, K), both K-contiguous.
+    %wq, %ws, %wtq, %wts = blockscale.quantize_dual %w {recipe = #blockscale.recipe<blk_128x128>,
+                                                        transpose, layout = #blockscale.layout<col_major>}
+        : tensor<2112x7168xbf16> -> tensor<7168x2112xf8E4M3FN>, tensor<56x17xf32>,
+                                    tensor<2112x7168xf8E4M3FN>, tensor<17x56xf32>
+    ```
+  }];
+  let arguments = (ins
+    TensorRankOf<[BF16, F16, F32], [2]>:$input,
+    BlockScale_ScaleRecipeAttr:$recipe,
+    DefaultValuedAttr<BlockScale_LayoutAttr,
+                      "::mlir::blockscale::Layout::row_major">:$layout,
+    UnitAttr:$transpose,
+    OptionalAttr<BlockScale_ScaleLayoutAttr>:$scale_layout,
+    OptionalAttr<BlockScale_ScaleLayoutAttr>:$t_scale_layout);
+  let results = (outs BlockScale_FP8Tensor2D:$result,
+                      BlockScale_ScaleTensor:$scale,
+                      BlockScale_FP8Tensor2D:$t_result,
+                      BlockScale_ScaleTensor:$t_scale);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result) `,` type($scale) `,`
+    type($t_result) `,` type($t_scale)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True when the kernel must write `result` physically transposed
+    /// (never, for a verified op).
+    bool writesTransposed() {
+      return getTranspose() != (getLayout() == Layout::col_major);
+    }
+    /// True when the kernel must write `t_result` physically transposed
+    /// (always, for a verified op).
+    bool writesTransposedT() { return !writesTransposed(); }
+    /// `result`'s scale block (rows, cols) in the input's frame: the
+    /// recipe's block, swapped with `transpose`; {0, 0} for tensorwise.
+    std::pair<int64_t, int64_t> getInputFrameBlock();
   }];
 }
 

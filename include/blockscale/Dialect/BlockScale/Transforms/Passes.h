@@ -58,7 +58,9 @@ struct ShardPipelineOptions : public PassPipelineOptions<ShardPipelineOptions> {
 /// crash on into diagnostics.
 void buildShardPipeline(OpPassManager &pm, const ShardPipelineOptions &options);
 
-/// pad-scales -> verify-layouts -> select-tiles: what the JIT runs.
+/// fuse-dual-quantize -> pad-scales -> verify-layouts -> select-tiles: what
+/// the JIT runs, and what blockscale-opt --blockscale-jit-pipeline runs on a
+/// whole program.
 void buildJitPipeline(OpPassManager &pm,
                       const ::blockscale::TilingOptions &options);
 

@@ -11,12 +11,48 @@
 
 include "mlir/Pass/PassBase.td"
 
+def BlockScaleFuseDualQuantize
+    : Pass<"blockscale-fuse-dual-quantize", "::mlir::ModuleOp"> {
+  let summary = "Cast a tensor read twice in both layouts with one read";
+  let description = [{
+    A training step casts some tensors twice, once in input order and once
+    transposed: dY for grad-input (`1x128`) and dY^T for grad-weight
+    (`1x128, transpose`), the weight for the forward
+    (`128x128, transpose, layout = col_major`) and for grad-input
+    (`128x128, layout = col_major`). This pass replaces two
+    `blockscale.quantize` ops by one `blockscale.quantize_dual`, which reads
+    the input once, when they
+
+    * quantize the same SSA value, in the same block;
+    * have the same recipe, the same `layout` and the same FP8 element
+      type, and opposite `transpose`;
+    * and the one of them written in input order (`transpose` and
+      `layout = col_major` agree) has 1x128 or 128x128 blocks in the
+      input's frame (the dual kernel's tiles).
+
+    The op is inserted where the earlier of the two was; their results are
+    replaced one for one (the in-order cast's by `result, scale`, the
+    other's by `t_result, t_scale`) and their `scale_layout` attributes are
+    kept as `scale_layout` and `t_scale_layout`. Of three or more casts of a
+    tensor, each is paired with the first later one that fits.
+
+    Casts that write the same bytes but are spelled differently are not
+    fused, because their tensor types differ: x's grad-weight operand
+    `128x1, layout = col_major` is the input-shaped `(M, K)` tensor, while
+    the transposed half of a dual cast of x's `1x128` forward cast would be
+    `1x128, transpose`, shaped `(K, M)`; neither can replace the other's
+    result.
+  }];
+}
+
 def BlockScalePadScales : Pass<"blockscale-pad-scales", "::mlir::ModuleOp"> {
   let summary = "Give every scale operand the physical layout the kernels read";
   let description = [{
     Chooses the physical layout of each matmul scale operand and of the
-    `blockscale.quantize` op that produces it, so that the quantize kernel
-    writes scales exactly where the matmul kernel reads them:
+    `blockscale.quantize` op that produces it (`scale_layout`, or for a
+    `blockscale.quantize_dual` the attribute of the scale result it reads:
+    `scale_layout` or `t_scale_layout`), so that the cast kernel writes
+    scales exactly where the matmul kernel reads them:
 
     * 1x128 scales of A, `(M, ceil(K/128))`: M-contiguous (`col_major`), the
       K-block stride rounded up to 4 elements: each K-block's column is read
@@ -29,8 +65,9 @@ def BlockScalePadScales : Pass<"blockscale-pad-scales", "::mlir::ModuleOp"> {
 
     A layout the user already wrote is kept when it satisfies the rule and is
     an error naming the needed layout when it does not; a scale tensor that
-    feeds two consumers with different needs is an error too. No copies are
-    inserted.
+    feeds two consumers with different needs is an error too. Scales that
+    feed no matmul get the layout of the role their recipe implies. No
+    copies are inserted.
   }];
 }
 
@@ -46,7 +83,11 @@ def BlockScaleVerifyLayouts : Pass<"blockscale-verify-layouts", "::mlir::ModuleO
       16 bytes, or a given leading dimension is smaller than the extent;
     * a scale layout is missing (run `--blockscale-pad-scales`) or is not the
       one the kernel reads;
-    * a quantize op's scale layout does not match what its consumer expects.
+    * a quantize op's scale layout does not match what its consumer expects
+      (for a `blockscale.quantize_dual`, each result's against its own
+      consumer);
+    * a cast's input rows or FP8 output rows (both results of a
+      `blockscale.quantize_dual`) are not a multiple of 16 bytes.
 
     It never rewrites IR.
   }];
