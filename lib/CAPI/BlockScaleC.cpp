@@ -175,6 +175,9 @@ template <> struct CFamily<GroupedGemmFamily> {
   static constexpr size_t kOldDescSize = offsetof(bs_grouped_gemm_desc_t, m);
   static constexpr size_t kOldArgsSize =
       offsetof(bs_grouped_gemm_args_t, capacity);
+  static_assert(sizeof(void *) != 8 ||
+                    (kOldDescSize == 80 && kOldArgsSize == 96),
+                "the sizes of the structs before the k-grouped fields (LP64)");
 
   static llvm::Error toDesc(const CDesc &in, GroupedGemmDesc &d) {
     const int32_t gr = rawEnum(in.grouping), at = rawEnum(in.a_type),
