@@ -225,3 +225,46 @@ TEST(KernelSpec, MalformedSpecsAreErrors) {
   ASSERT_FALSE(bool(s));
   llvm::consumeError(s.takeError());
 }
+
+TEST(KernelSpec, KGroupedAndGroupedCastRoundTrip) {
+  GroupedGemmDesc d;
+  d.grouping = Grouping::KContiguous;
+  d.groups = 8;
+  d.m = 4096;
+  d.n = 7168;
+  d.out = DType::F32;
+  d.accumulate = true;
+  auto s = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  auto p = KernelSpec::fromSource(generateCudaSource(*s));
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  EXPECT_EQ(p->kind, KernelKind::GroupedGemm);
+  EXPECT_TRUE(p->gemm.wgrad());
+  EXPECT_TRUE(p->gemm.accumulate);
+  EXPECT_EQ(p->serialize(), s->serialize());
+  EXPECT_EQ(p->smemBytes(), s->smemBytes());
+  // An m-grouped spec line (no grouping key) stays a forward kernel.
+  auto m =
+      KernelSpec::parse("kind=grouped name=x a=e4m3 b=e4m3 out=bf16 bm=128 "
+                        "bn=128 stages=4");
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_FALSE(m->gemm.wgrad());
+  auto bad = KernelSpec::parse("kind=grouped name=x a=e4m3 b=e4m3 out=bf16 "
+                               "bm=128 bn=128 stages=4 grouping=n");
+  EXPECT_FALSE(bool(bad));
+  llvm::consumeError(bad.takeError());
+
+  GroupedQuantDesc q;
+  q.in = DType::F16;
+  q.out = Fp8Type::E5M2;
+  q.cols = 256;
+  q.groups = 4;
+  auto c = GroupedQuantFamily::plan(q);
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  auto pc = KernelSpec::fromSource(generateCudaSource(*c));
+  ASSERT_TRUE(bool(pc)) << llvm::toString(pc.takeError());
+  EXPECT_EQ(pc->kind, KernelKind::GroupedQuantize);
+  EXPECT_EQ(pc->serialize(), c->serialize());
+  EXPECT_EQ(pc->threads(), 288);
+  EXPECT_EQ(pc->smemBytes(), bs::groupedQuantSmemBytes(2));
+}
