@@ -126,7 +126,14 @@ template <> struct CFamily<QuantFamily> {
   using CArgs = bs_quant_args_t;
   using Handle = bs_quant_kernel_t;
   static constexpr const char *name = "bs_quant";
-  static constexpr size_t kOldDescSize = 0, kOldArgsSize = 0;
+  // The dual-layout cast's `dual` took the description's tail padding (its
+  // size is unchanged); the arguments of hosts built before it end before
+  // q_t: still accepted, the newer fields left 0.
+  static constexpr size_t kOldDescSize = 0;
+  static constexpr size_t kOldArgsSize = offsetof(bs_quant_args_t, q_t);
+  static_assert(sizeof(void *) != 8 ||
+                    (sizeof(bs_quant_desc_t) == 56 && kOldArgsSize == 64),
+                "the sizes of the cast structs before the dual cast (LP64)");
 
   static llvm::Error toDesc(const CDesc &in, QuantDesc &q) {
     const int32_t dt = rawEnum(in.in_dtype), ot = rawEnum(in.out_type);

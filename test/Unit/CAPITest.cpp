@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
+#include <cstddef>
 #include <string>
 #include <thread>
 #include <vector>
@@ -148,6 +149,37 @@ TEST(CAPI, DualCastRulesNameTheFix) {
   q.transpose = q.col_major = 1;
   EXPECT_EQ(bs_quant_scale_geometry(&q, 256, 0, g), BS_SUCCESS)
       << bs_last_error();
+}
+
+// A host built before the dual cast passes the shorter bs_quant_args_t: its
+// launches read it as before (here they get as far as the missing driver).
+TEST(CAPI, OlderCastArgumentsAreAccepted) {
+  if (!haveNvrtc())
+    GTEST_SKIP() << "no NVRTC";
+  if (haveDriver())
+    GTEST_SKIP() << "a CUDA driver is present";
+  bs_quant_desc_t q;
+  bs_quant_desc_init(&q);
+  q.cols = 256;
+  bs_quant_kernel_t k = nullptr;
+  ASSERT_EQ(bs_quant_kernel_create(&q, &k), BS_SUCCESS) << bs_last_error();
+  alignas(16) static unsigned char buf[1 << 16];
+  bs_quant_args_t a;
+  bs_quant_args_init(&a);
+  a.x = buf;
+  a.q = buf;
+  a.scale = reinterpret_cast<float *>(buf);
+  a.rows = 128;
+  a.struct_size = int32_t(offsetof(bs_quant_args_t, q_t));
+  EXPECT_NE(bs_quant_launch(k, &a, nullptr), BS_SUCCESS);
+  EXPECT_EQ(std::string(bs_last_error()).find("struct_size"), std::string::npos)
+      << bs_last_error();
+  a.struct_size += 8;
+  EXPECT_EQ(bs_quant_launch(k, &a, nullptr), BS_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(bs_last_error()).find("call bs_quant_args_init"),
+            std::string::npos)
+      << bs_last_error();
+  bs_quant_kernel_destroy(k);
 }
 
 TEST(CAPI, DualCastSourceWithoutGpu) {
