@@ -199,7 +199,7 @@ v_kgrouped() {
   grouped_sass k_f32 --grouping k --groups 8 --m 4096 --n 7168 --k 8192 --out-dtype f32
   grouped_sass k_acc --grouping k --groups 8 --m 4096 --n 7168 --k 8192 --out-dtype f32 --accumulate
   grouped_sass k_bf16 --grouping k --groups 8 --m 4096 --n 7168 --k 8192
-  run 600 python3 -m pytest -x -q -p no:cacheprovider test/gpu/test_kgrouped.py -s
+  run 600 python3 -m pytest --maxfail=20 -q -p no:cacheprovider test/gpu/test_kgrouped.py -s
 }
 
 v_gbench() {
