@@ -1075,3 +1075,30 @@ func.func @gk_tile_splits(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>,
       : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
   return
 }
+
+// -----
+
+func.func @gq_bytes(%x: tensor<?x256xbf16>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected result #0 to hold at most 2^63 - 1 bytes but got 'tensor<256x9223372036854775680xf8E4M3FN>'}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>)
+      : tensor<?x256xbf16> -> tensor<256x9223372036854775680xf8E4M3FN>, tensor<256x72057594037927935xf32>
+  return
+}
+
+// -----
+
+func.func @gq_layout(%x: tensor<?x256xbf16>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected scale_layout #blockscale.scale_layout<col_major, align = 4611686018427387904> to give 256x16 scales a buffer of at most 2^63 - 1 bytes but its padded size overflows int64}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>) {scale_layout = #blockscale.scale_layout<col_major, align = 4611686018427387904>}
+      : tensor<?x256xbf16> -> tensor<256x2048xf8E4M3FN>, tensor<256x16xf32>
+  return
+}
+
+// -----
+
+func.func @gk_b_scale_type(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xi32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected B scales of type tensor<512x8xf32> but got 'tensor<512x8xi32>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xi32> -> tensor<4x256x512xf32>
+  return
+}
