@@ -260,23 +260,9 @@ blockscale::planGroupedGemm(const GroupedGemmDesc &desc) {
     return spec.takeError();
   GroupedGemmPlan plan;
   plan.spec = *spec;
-  if (desc.grouping == Grouping::KContiguous)
-    plan.source = generateCudaSource(
-        plan.spec,
-        llvm::formatv("blockscale k-grouped matmul: A {0} 1x128, B "
-                      "{1} 128x1 along tokens per group, C {2}{3}",
-                      toString(desc.a), toString(desc.b), toString(desc.out),
-                      desc.accumulate ? " +=" : "")
-            .str());
-  else
-    plan.source = generateCudaSource(
-        plan.spec,
-        llvm::formatv("blockscale.grouped_matmul {0}: A {1} 1x128, B {2} "
-                      "128x128 per group, C {3}",
-                      desc.grouping == Grouping::Masked ? "m_masked"
-                                                        : "m_contiguous",
-                      toString(desc.a), toString(desc.b), toString(desc.out))
-            .str());
+  plan.source = generateCudaSource(
+      plan.spec, describeGroupedGemm(desc.grouping, desc.a, desc.b, desc.out,
+                                     desc.accumulate));
   return plan;
 }
 
@@ -287,11 +273,8 @@ blockscale::planGroupedQuantize(const GroupedQuantDesc &desc) {
     return spec.takeError();
   GroupedQuantPlan plan;
   plan.spec = *spec;
-  plan.source = generateCudaSource(
-      plan.spec, llvm::formatv("blockscale group-aware cast: {0} -> {1}, "
-                               "transposed, 128-token blocks per group",
-                               toString(desc.in), toString(desc.out))
-                     .str());
+  plan.source =
+      generateCudaSource(plan.spec, describeGroupedQuantize(desc.in, desc.out));
   return plan;
 }
 

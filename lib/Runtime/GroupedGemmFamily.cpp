@@ -172,6 +172,21 @@ GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b, DType out, int bm, int bn,
   return s;
 }
 
+std::pair<int, int>
+GroupedGemmFamily::defaultTile(Grouping grouping, int64_t perGroup, DType out) {
+  // Small groups waste most of a 128-row tile past their last row; large
+  // ones load each K-block of B once per 256 rows (two waves) where the
+  // bf16 staging leaves room for a 3-deep ring (f32 leaves one stage).
+  // k-grouped: every group has all of C's tiles; the dense weight
+  // gradient's one-wave 128x128 tile (its 128x1 B scales take a stage
+  // row each), as deep as shared memory allows.
+  int bm = grouping == Grouping::KContiguous        ? 128
+           : perGroup <= 64                         ? 64
+           : perGroup >= 2048 && out == DType::BF16 ? 256
+                                                    : 128;
+  return {bm, 128};
+}
+
 llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   if (llvm::Error e = d.validate())
     return std::move(e);
@@ -179,17 +194,8 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   int64_t perGroup = d.mPerGroupHint;
   if (perGroup == 0)
     perGroup = d.grouping == Grouping::Masked ? d.mMax : 4096;
-  // Small groups waste most of a 128-row tile past their last row; large
-  // ones load each K-block of B once per 256 rows (two waves) where the
-  // bf16 staging leaves room for a 3-deep ring (f32 leaves one stage).
-  // k-grouped: every group has all of C's tiles; the dense weight
-  // gradient's one-wave 128x128 tile (its 128x1 B scales take a stage
-  // row each), as deep as shared memory allows.
-  int bm = kg                                         ? 128
-           : perGroup <= 64                           ? 64
-           : perGroup >= 2048 && d.out == DType::BF16 ? 256
-                                                      : 128;
-  int bn = 128, stages = 0;
+  auto [bm, bn] = defaultTile(d.grouping, perGroup, d.out);
+  int stages = 0;
   if (!d.forceTile.empty()) {
     llvm::SmallVector<llvm::StringRef> items;
     llvm::StringRef(d.forceTile).split(items, ',', -1, false);
@@ -216,6 +222,23 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
     stages = std::max(1, bs::gemmMaxStages(bm, bn, dtypeBytes(d.out), kg,
                                            bs::kMaxDynamicSmemBytes));
   return specFor(d.a, d.b, d.out, bm, bn, stages, d.debug, kg, d.accumulate);
+}
+
+std::string blockscale::describeGroupedGemm(Grouping grouping, Fp8Type a,
+                                            Fp8Type b, DType out,
+                                            bool accumulate) {
+  if (grouping == Grouping::KContiguous)
+    return llvm::formatv("blockscale k-grouped matmul: A {0} 1x128, B {1} "
+                         "128x1 along tokens per group, C {2}{3}",
+                         toString(a), toString(b), toString(out),
+                         accumulate ? " +=" : "")
+        .str();
+  return llvm::formatv("blockscale.grouped_matmul {0}: A {1} 1x128, B {2} "
+                       "128x128 per group, C {3}",
+                       grouping == Grouping::Masked ? "m_masked"
+                                                    : "m_contiguous",
+                       toString(a), toString(b), toString(out))
+      .str();
 }
 
 std::string GroupedGemmFamily::kernelName(const Spec &g) {

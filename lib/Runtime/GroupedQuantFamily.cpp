@@ -65,6 +65,13 @@ llvm::Expected<KernelSpec> GroupedQuantFamily::plan(const Desc &d) {
   return s;
 }
 
+std::string blockscale::describeGroupedQuantize(DType in, Fp8Type out) {
+  return llvm::formatv("blockscale group-aware cast: {0} -> {1}, transposed, "
+                       "128-token blocks per group",
+                       toString(in), toString(out))
+      .str();
+}
+
 std::string GroupedQuantFamily::kernelName(const Spec &q) {
   return llvm::formatv("bs_grouped_quantize_{0}_{1}", toString(q.in),
                        toString(q.out))

@@ -618,6 +618,11 @@ static int handleMlirInput(llvm::raw_ostream &os, unsigned debug) {
       k = mlir::blockscale::emitQuantizeDualKernel(d, debug);
     else if (auto g = llvm::dyn_cast<mlir::blockscale::GroupedMatmulOp>(op))
       k = mlir::blockscale::emitGroupedGemmKernel(g, debug);
+    else if (auto gk = llvm::dyn_cast<mlir::blockscale::GroupedMatmulKOp>(op))
+      k = mlir::blockscale::emitGroupedGemmKKernel(gk, debug);
+    else if (auto gq =
+                 llvm::dyn_cast<mlir::blockscale::QuantizeGroupedTokensOp>(op))
+      k = mlir::blockscale::emitGroupedQuantizeKernel(gq, debug);
     else
       return;
     if (mlir::failed(k)) {

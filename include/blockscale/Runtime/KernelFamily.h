@@ -107,6 +107,12 @@ struct GroupedGemmFamily {
   /// rows per group and the output type, bn = 128, as many stages as fit).
   /// `numSMs` is unused: the grid is one CTA per SM of the launch's GPU.
   static llvm::Expected<KernelSpec> plan(const Desc &d);
+  /// plan's tile rule without forceTile, {bm, bn}: bm by the grouping, the
+  /// typical rows (m-grouped) per group and the output type, bn = 128.
+  /// --blockscale-select-tiles calls it too, so that the dialect and the
+  /// runtime pick one tile.
+  static std::pair<int, int> defaultTile(Grouping grouping, int64_t perGroup,
+                                         DType out);
   /// The same rule for a tile chosen elsewhere (the dialect's tile
   /// attribute): checks bm, bn and stages against the kernel template.
   /// `kGrouped`: the k-grouped kernel (128x1 B scales, C += with
@@ -173,6 +179,13 @@ std::string kernelName(const KernelSpec &spec);
 /// line, the debug defines, the family's template instantiation.
 std::string generateCudaSource(const KernelSpec &spec,
                                llvm::StringRef comment = "");
+
+/// The comments on top of the grouped kernels' sources, shared by the JIT's
+/// plans and the emitter's, so that a description and the equivalent op
+/// give one source (one cache entry, one binary).
+std::string describeGroupedGemm(Grouping grouping, Fp8Type a, Fp8Type b,
+                                DType out, bool accumulate);
+std::string describeGroupedQuantize(DType in, Fp8Type out);
 
 /// Calls f(Family{}) with the family of `kind`.
 template <class F> decltype(auto) withFamily(KernelKind kind, F &&f) {

@@ -194,13 +194,63 @@ mlir::blockscale::emitGroupedGemmKernel(GroupedMatmulOp op, unsigned debug) {
   k.spec = *spec;
   k.launch.splits = 1;
   k.launch.raster = int(tile.getRaster());
-  std::string comment =
-      llvm::formatv("blockscale.grouped_matmul {0}: A {1} 1x128, B {2} "
-                    "128x128 per group, C {3}",
-                    stringifyGrouping(op.getGrouping()), bsrt::toString(at),
-                    bsrt::toString(bt), bsrt::toString(out))
-          .str();
-  k.source = bsrt::generateCudaSource(k.spec, comment);
+  k.source = bsrt::generateCudaSource(
+      k.spec, bsrt::describeGroupedGemm(op.getGrouping() == Grouping::m_masked
+                                            ? bsrt::Grouping::Masked
+                                            : bsrt::Grouping::Contiguous,
+                                        at, bt, out, /*accumulate=*/false));
+  return k;
+}
+
+FailureOr<EmittedKernel>
+mlir::blockscale::emitGroupedGemmKKernel(GroupedMatmulKOp op, unsigned debug) {
+  TileConfigAttr tile = op.getTileAttr();
+  if (!tile)
+    return op.emitOpError() << "expected a tile attribute but got none; run "
+                               "--blockscale-select-tiles (or "
+                               "--blockscale-jit-pipeline) first";
+  bsrt::Fp8Type at = toRuntimeFp8(
+      cast<RankedTensorType>(op.getA().getType()).getElementType());
+  bsrt::Fp8Type bt = toRuntimeFp8(
+      cast<RankedTensorType>(op.getB().getType()).getElementType());
+  bsrt::DType out = toRuntimeDType(
+      cast<RankedTensorType>(op.getC().getType()).getElementType());
+  bool accumulate = static_cast<bool>(op.getAcc());
+  auto spec = bsrt::GroupedGemmFamily::specFor(
+      at, bt, out, int(tile.getBm()), int(tile.getBn()), int(tile.getStages()),
+      debug, /*kGrouped=*/true, accumulate);
+  if (!spec)
+    return op.emitOpError() << llvm::toString(spec.takeError());
+  EmittedKernel k;
+  k.spec = *spec;
+  k.launch.splits = 1;
+  k.launch.raster = int(tile.getRaster());
+  // The comment planGroupedGemm writes, so that both paths give one source.
+  k.source = bsrt::generateCudaSource(
+      k.spec, bsrt::describeGroupedGemm(bsrt::Grouping::KContiguous, at, bt,
+                                        out, accumulate));
+  return k;
+}
+
+FailureOr<EmittedKernel>
+mlir::blockscale::emitGroupedQuantizeKernel(QuantizeGroupedTokensOp op,
+                                            unsigned debug) {
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  bsrt::GroupedQuantDesc d;
+  d.in = toRuntimeDType(in.getElementType());
+  d.out = toRuntimeFp8(
+      cast<RankedTensorType>(op.getResult().getType()).getElementType());
+  d.cols = in.getDimSize(1);
+  d.groups = op.getNumGroups();
+  d.debug = debug;
+  // The runtime family's plan: its checks and its spec.
+  auto spec = bsrt::GroupedQuantFamily::plan(d);
+  if (!spec)
+    return op.emitOpError() << llvm::toString(spec.takeError());
+  EmittedKernel k;
+  k.spec = *spec;
+  k.source = bsrt::generateCudaSource(
+      k.spec, bsrt::describeGroupedQuantize(d.in, d.out));
   return k;
 }
 
@@ -220,6 +270,10 @@ forEachKernel(ModuleOp module,
       k = emitQuantizeDualKernel(d);
     else if (auto g = dyn_cast<GroupedMatmulOp>(op))
       k = emitGroupedGemmKernel(g);
+    else if (auto gk = dyn_cast<GroupedMatmulKOp>(op))
+      k = emitGroupedGemmKKernel(gk);
+    else if (auto gq = dyn_cast<QuantizeGroupedTokensOp>(op))
+      k = emitGroupedQuantizeKernel(gq);
     else
       return WalkResult::advance();
     if (failed(k) || failed(fn(*k)))

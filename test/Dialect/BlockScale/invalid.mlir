@@ -776,3 +776,329 @@ func.func @grouped_split_k(%a: tensor<?x256xf8E4M3FN>, %as: tensor<?x2xf32>,
       : tensor<?x256xf8E4M3FN>, tensor<?x2xf32>, tensor<8x256x512xf8E4M3FN>, tensor<8x2x4xf32> -> tensor<?x512xbf16>
   return
 }
+
+// -----
+
+// The group-aware cast and the k-grouped matmul.
+
+func.func @gq_input_rank(%x: tensor<1000xbf16>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected input of rank 2 (T, C) of bf16, f16 or f32 but got 'tensor<1000xbf16>'}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>)
+      : tensor<1000xbf16> -> tensor<256x2048xf8E4M3FN>, tensor<256x16xf32>
+  return
+}
+
+// -----
+
+func.func @gq_input_type(%x: tensor<1000x256xi8>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected input of rank 2 (T, C) of bf16, f16 or f32 but got 'tensor<1000x256xi8>'}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>)
+      : tensor<1000x256xi8> -> tensor<256x2048xf8E4M3FN>, tensor<256x16xf32>
+  return
+}
+
+// -----
+
+func.func @gq_offsets_type(%x: tensor<1000x256xbf16>, %o: tensor<8xi64>) {
+  // expected-error @+1 {{expected offsets of type tensor<Gxi32> (the groups' cumulative end offsets) but got 'tensor<8xi64>'}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi64>)
+      : tensor<1000x256xbf16> -> tensor<256x2048xf8E4M3FN>, tensor<256x16xf32>
+  return
+}
+
+// -----
+
+func.func @gq_offsets_rank(%x: tensor<1000x256xbf16>, %o: tensor<2x4xi32>) {
+  // expected-error @+1 {{expected offsets of type tensor<Gxi32> (the groups' cumulative end offsets) but got 'tensor<2x4xi32>'}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<2x4xi32>)
+      : tensor<1000x256xbf16> -> tensor<256x2048xf8E4M3FN>, tensor<256x16xf32>
+  return
+}
+
+// -----
+
+func.func @gq_offsets_dynamic(%x: tensor<1000x256xbf16>, %o: tensor<?xi32>) {
+  // expected-error @+1 {{expected offsets with a static group count G >= 1 (the kernel and the capacity depend on it) but got 'tensor<?xi32>'}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<?xi32>)
+      : tensor<1000x256xbf16> -> tensor<256x2048xf8E4M3FN>, tensor<256x16xf32>
+  return
+}
+
+// -----
+
+func.func @gq_offsets_empty(%x: tensor<1000x256xbf16>, %o: tensor<0xi32>) {
+  // expected-error @+1 {{expected offsets with a static group count G >= 1 (the kernel and the capacity depend on it) but got 'tensor<0xi32>'}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<0xi32>)
+      : tensor<1000x256xbf16> -> tensor<256x2048xf8E4M3FN>, tensor<256x16xf32>
+  return
+}
+
+// -----
+
+func.func @gq_dynamic_cols(%x: tensor<1000x?xbf16>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected input with static C columns (one kernel per width) but got 'tensor<1000x?xbf16>'}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>)
+      : tensor<1000x?xbf16> -> tensor<256x2048xf8E4M3FN>, tensor<256x16xf32>
+  return
+}
+
+// -----
+
+func.func @gq_result_type(%x: tensor<1000x256xbf16>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected result of rank 2 (C, capacity) with an FP8 element type but got 'tensor<256x2048xbf16>'}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>)
+      : tensor<1000x256xbf16> -> tensor<256x2048xbf16>, tensor<256x16xf32>
+  return
+}
+
+// -----
+
+func.func @gq_result_rows(%x: tensor<1000x256xbf16>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected result with C = 256 rows (the input transposed) but got 'tensor<1000x2048xf8E4M3FN>'}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>)
+      : tensor<1000x256xbf16> -> tensor<1000x2048xf8E4M3FN>, tensor<256x16xf32>
+  return
+}
+
+// -----
+
+func.func @gq_capacity_small(%x: tensor<1000x256xbf16>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected result capacity a multiple of 128 of at least 2048 (round_up(T, 128) + 128 G: every group starts a block) but got 1920}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>)
+      : tensor<1000x256xbf16> -> tensor<256x1920xf8E4M3FN>, tensor<256x15xf32>
+  return
+}
+
+// -----
+
+func.func @gq_capacity_unaligned(%x: tensor<?x256xbf16>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected result capacity a multiple of 128 of at least 1024 (128 G: every group starts a block) but got 2100}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>)
+      : tensor<?x256xbf16> -> tensor<256x2100xf8E4M3FN>, tensor<256x17xf32>
+  return
+}
+
+// -----
+
+func.func @gq_scale_type(%x: tensor<1000x256xbf16>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected scales of type tensor<256x16xf32> but got 'tensor<256x16xf16>'}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>)
+      : tensor<1000x256xbf16> -> tensor<256x2048xf8E4M3FN>, tensor<256x16xf16>
+  return
+}
+
+// -----
+
+func.func @gq_scale_shape(%x: tensor<1000x256xbf16>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected scale shape 256x16 (one per row of the result per 128-token block) but got 16x256}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>)
+      : tensor<1000x256xbf16> -> tensor<256x2048xf8E4M3FN>, tensor<16x256xf32>
+  return
+}
+
+// -----
+
+func.func @gk_a_type(%a: tensor<256x1024xbf16>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected A of rank 2 (M, capacity: dY^T) with an FP8 element type but got 'tensor<256x1024xbf16>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x1024xbf16>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_a_rank(%a: tensor<2x256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected A of rank 2 (M, capacity: dY^T) with an FP8 element type but got 'tensor<2x256x1024xf8E4M3FN>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<2x256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_b_type(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf16>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected B of rank 2 (N, capacity: X^T) with an FP8 element type but got 'tensor<512x1024xf16>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf16>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_offsets_type(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xf32>) {
+  // expected-error @+1 {{expected offsets of type tensor<Gxi32> (the groups' cumulative end offsets) but got 'tensor<4xf32>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xf32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_offsets_rank(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4x1xi32>) {
+  // expected-error @+1 {{expected offsets of type tensor<Gxi32> (the groups' cumulative end offsets) but got 'tensor<4x1xi32>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4x1xi32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_offsets_dynamic(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<?xi32>) {
+  // expected-error @+1 {{expected offsets with a static group count G >= 1 (the kernel and the capacity depend on it) but got 'tensor<?xi32>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<?xi32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_dynamic_m(%a: tensor<?x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected static M and N (the rows of A and B: one kernel per output shape) but got 'tensor<?x1024xf8E4M3FN>' and 'tensor<512x1024xf8E4M3FN>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<?x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_capacity_mismatch(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x896xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected B with A's capacity of 1024 tokens (A is 'tensor<256x1024xf8E4M3FN>') but got 'tensor<512x896xf8E4M3FN>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x896xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_capacity_dynamic_mismatch(%a: tensor<256x?xf8E4M3FN>, %as: tensor<256x?xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected B with A's capacity of ? tokens (A is 'tensor<256x?xf8E4M3FN>') but got 'tensor<512x1024xf8E4M3FN>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x?xf8E4M3FN>, tensor<256x?xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_capacity_unaligned(%a: tensor<256x1000xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1000xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected capacity a multiple of 128 of at least 512 (128 G: every group starts a 128-token block) but got 1000}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x1000xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1000xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_capacity_small(%a: tensor<256x896xf8E4M3FN>, %as: tensor<256x7xf32>, %b: tensor<512x896xf8E4M3FN>, %bs: tensor<512x7xf32>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected capacity a multiple of 128 of at least 1024 (128 G: every group starts a 128-token block) but got 896}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<8xi32>)
+      : tensor<256x896xf8E4M3FN>, tensor<256x7xf32>, tensor<512x896xf8E4M3FN>, tensor<512x7xf32> -> tensor<8x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_a_scale_type(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xbf16>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected A scales of type tensor<256x8xf32> but got 'tensor<256x8xbf16>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xbf16>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_a_scale_shape(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<8x256xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected A scales of shape 256x8 (one per row per 128-token block) but got 8x256}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<8x256xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_b_scale_shape(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x9xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected B scales of shape 512x8 (one per row per 128-token block) but got 512x9}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x9xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_result_rank(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected a result of rank 3 (G, M, N) of bf16 or f32 but got 'tensor<1024x512xf32>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<1024x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_result_type(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected a result of rank 3 (G, M, N) of bf16 or f32 but got 'tensor<4x256x512xf16>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf16>
+  return
+}
+
+// -----
+
+func.func @gk_result_shape(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected result shape 4x256x512 (G, M, N) but got 4x512x256}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x512x256xf32>
+  return
+}
+
+// -----
+
+func.func @gk_acc_type(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>, %acc: tensor<4x256x512xbf16>) {
+  // expected-error @+1 {{expected acc of type 'tensor<4x256x512xf32>' (the result type) but got 'tensor<4x256x512xbf16>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>) acc(%acc : tensor<4x256x512xbf16>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gk_acc_bf16(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>, %acc: tensor<4x256x512xbf16>) {
+  // expected-error @+1 {{expected an f32 result when accumulating but got 'bf16'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>) acc(%acc : tensor<4x256x512xbf16>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xbf16>
+  return
+}
+
+// -----
+
+func.func @gk_tile_splits(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected a tile without split-K or clusters (splits = 1, ksplit = 1, cluster = 1) for a k-grouped matmul but got #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 2, raster = 8>}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>) {tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 2, raster = 8>}
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xf32> -> tensor<4x256x512xf32>
+  return
+}
+
+// -----
+
+func.func @gq_bytes(%x: tensor<?x256xbf16>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected result #0 to hold at most 2^63 - 1 bytes but got 'tensor<256x9223372036854775680xf8E4M3FN>'}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>)
+      : tensor<?x256xbf16> -> tensor<256x9223372036854775680xf8E4M3FN>, tensor<256x72057594037927935xf32>
+  return
+}
+
+// -----
+
+func.func @gq_layout(%x: tensor<?x256xbf16>, %o: tensor<8xi32>) {
+  // expected-error @+1 {{expected scale_layout #blockscale.scale_layout<col_major, align = 4611686018427387904> to give 256x16 scales a buffer of at most 2^63 - 1 bytes but its padded size overflows int64}}
+  %q, %s = blockscale.quantize_grouped_tokens %x offsets(%o : tensor<8xi32>) {scale_layout = #blockscale.scale_layout<col_major, align = 4611686018427387904>}
+      : tensor<?x256xbf16> -> tensor<256x2048xf8E4M3FN>, tensor<256x16xf32>
+  return
+}
+
+// -----
+
+func.func @gk_b_scale_type(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>, %b: tensor<512x1024xf8E4M3FN>, %bs: tensor<512x8xi32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{expected B scales of type tensor<512x8xf32> but got 'tensor<512x8xi32>'}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%o : tensor<4xi32>)
+      : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<512x1024xf8E4M3FN>, tensor<512x8xi32> -> tensor<4x256x512xf32>
+  return
+}

@@ -136,3 +136,31 @@ func.func @grouped_matmul_forms(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf3
       : tensor<8x192x7168xf8E4M3FN>, tensor<8x192x56xf32>, tensor<8x7168x4096xf8E4M3FN>, tensor<8x56x32xf32> -> tensor<8x192x4096xf32>
   return %c0, %c1 : tensor<?x4096xbf16>, tensor<8x192x4096xf32>
 }
+
+// CHECK-LABEL: func.func @grouped_matmul_k_forms
+func.func @grouped_matmul_k_forms(%dy: tensor<?x4096xbf16>, %x: tensor<?x7168xbf16>,
+                                  %offs: tensor<8xi32>, %acc: tensor<8x4096x7168xf32>)
+    -> (tensor<8x4096x7168xbf16>, tensor<8x4096x7168xf32>) {
+  // CHECK: blockscale.quantize_grouped_tokens %{{.*}} offsets(%{{.*}} : tensor<8xi32>)
+  // CHECK-SAME: : tensor<?x4096xbf16> -> tensor<4096x?xf8E4M3FN>, tensor<4096x?xf32>
+  %gq, %gs = blockscale.quantize_grouped_tokens %dy offsets(%offs : tensor<8xi32>)
+      : tensor<?x4096xbf16> -> tensor<4096x?xf8E4M3FN>, tensor<4096x?xf32>
+  // CHECK: blockscale.quantize_grouped_tokens %{{.*}} offsets(%{{.*}} : tensor<8xi32>) {scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+  // CHECK-SAME: : tensor<?x7168xbf16> -> tensor<7168x?xf8E5M2>, tensor<7168x?xf32>
+  %xq, %xs = blockscale.quantize_grouped_tokens %x offsets(%offs : tensor<8xi32>)
+      {scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<?x7168xbf16> -> tensor<7168x?xf8E5M2>, tensor<7168x?xf32>
+  // CHECK: blockscale.grouped_matmul_k %{{.*}}[%{{.*}}], %{{.*}}[%{{.*}}] offsets(%{{.*}} : tensor<8xi32>)
+  // CHECK-SAME: : tensor<4096x?xf8E4M3FN>, tensor<4096x?xf32>, tensor<7168x?xf8E5M2>, tensor<7168x?xf32> -> tensor<8x4096x7168xbf16>
+  %c0 = blockscale.grouped_matmul_k %gq[%gs], %xq[%xs] offsets(%offs : tensor<8xi32>)
+      : tensor<4096x?xf8E4M3FN>, tensor<4096x?xf32>, tensor<7168x?xf8E5M2>, tensor<7168x?xf32> -> tensor<8x4096x7168xbf16>
+  // CHECK: blockscale.grouped_matmul_k {{.*}} offsets(%{{.*}} : tensor<8xi32>) acc(%{{.*}} : tensor<8x4096x7168xf32>)
+  // CHECK-SAME: {tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
+  // CHECK-SAME: -> tensor<8x4096x7168xf32>
+  %c1 = blockscale.grouped_matmul_k %gq[%gs], %xq[%xs] offsets(%offs : tensor<8xi32>)
+          acc(%acc : tensor<8x4096x7168xf32>)
+          {tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1,
+                                   swizzle = 128, splits = 1, raster = 8>}
+      : tensor<4096x?xf8E4M3FN>, tensor<4096x?xf32>, tensor<7168x?xf8E5M2>, tensor<7168x?xf32> -> tensor<8x4096x7168xf32>
+  return %c0, %c1 : tensor<8x4096x7168xbf16>, tensor<8x4096x7168xf32>
+}

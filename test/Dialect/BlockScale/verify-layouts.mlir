@@ -456,3 +456,91 @@ func.func @dual_b_layout(%w: tensor<256x512xbf16>, %a: tensor<128x256xf8E4M3FN>,
       : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<128x512xbf16>
   return %c : tensor<128x512xbf16>
 }
+
+// -----
+
+// The k-grouped weight gradient over its group-aware casts passes.
+// CHECK-LABEL: func.func @kgrouped_ok
+func.func @kgrouped_ok(%dy: tensor<?x4096xbf16>, %x: tensor<?x7168xbf16>,
+                       %offs: tensor<8xi32>) -> tensor<8x4096x7168xf32> {
+  %gq, %gs = blockscale.quantize_grouped_tokens %dy offsets(%offs : tensor<8xi32>)
+      {scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<?x4096xbf16> -> tensor<4096x?xf8E4M3FN>, tensor<4096x?xf32>
+  %xq, %xs = blockscale.quantize_grouped_tokens %x offsets(%offs : tensor<8xi32>)
+      {scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<?x7168xbf16> -> tensor<7168x?xf8E4M3FN>, tensor<7168x?xf32>
+  %c = blockscale.grouped_matmul_k %gq[%gs], %xq[%xs] offsets(%offs : tensor<8xi32>)
+      : tensor<4096x?xf8E4M3FN>, tensor<4096x?xf32>, tensor<7168x?xf8E4M3FN>, tensor<7168x?xf32> -> tensor<8x4096x7168xf32>
+  return %c : tensor<8x4096x7168xf32>
+}
+
+// -----
+
+func.func @kgrouped_cast_without_layout(%x: tensor<?x7168xbf16>, %offs: tensor<8xi32>)
+    -> (tensor<7168x?xf8E4M3FN>, tensor<7168x?xf32>) {
+  // expected-error @+1 {{expected a scale_layout but got none; run --blockscale-pad-scales}}
+  %xq, %xs = blockscale.quantize_grouped_tokens %x offsets(%offs : tensor<8xi32>)
+      : tensor<?x7168xbf16> -> tensor<7168x?xf8E4M3FN>, tensor<7168x?xf32>
+  return %xq, %xs : tensor<7168x?xf8E4M3FN>, tensor<7168x?xf32>
+}
+
+// -----
+
+func.func @kgrouped_cast_input_rows(%x: tensor<?x7164xbf16>, %offs: tensor<8xi32>)
+    -> (tensor<7164x?xf8E4M3FN>, tensor<7164x?xf32>) {
+  // expected-error @+1 {{expected input rows of a multiple of 16 bytes but got 7164 x 'bf16'; pad the columns to 7168}}
+  %xq, %xs = blockscale.quantize_grouped_tokens %x offsets(%offs : tensor<8xi32>)
+      {scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<?x7164xbf16> -> tensor<7164x?xf8E4M3FN>, tensor<7164x?xf32>
+  return %xq, %xs : tensor<7164x?xf8E4M3FN>, tensor<7164x?xf32>
+}
+
+// -----
+
+func.func @kgrouped_n_rows(%a: tensor<4096x?xf8E4M3FN>, %as: tensor<4096x?xf32>,
+                           %b: tensor<7164x?xf8E4M3FN>, %bs: tensor<7164x?xf32>,
+                           %offs: tensor<8xi32>) -> tensor<8x4096x7164xbf16> {
+  // expected-error @+1 {{expected N to be a multiple of 8 (C's rows of 'bf16' are TMA rows of a multiple of 16 bytes) but got N = 7164; pad N to 7168}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%offs : tensor<8xi32>)
+      : tensor<4096x?xf8E4M3FN>, tensor<4096x?xf32>, tensor<7164x?xf8E4M3FN>, tensor<7164x?xf32> -> tensor<8x4096x7164xbf16>
+  return %c : tensor<8x4096x7164xbf16>
+}
+
+// -----
+
+func.func @kgrouped_c_rows(%a: tensor<16777216x?xf8E4M3FN>, %as: tensor<16777216x?xf32>,
+                           %b: tensor<128x?xf8E4M3FN>, %bs: tensor<128x?xf32>,
+                           %offs: tensor<256xi32>) -> tensor<256x16777216x128xf32> {
+  // expected-error @+1 {{expected G x M <= 2147483647 (2^31 - 1: the kernels take 32-bit sizes) but got G x M = 4294967296; split the tensor}}
+  %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%offs : tensor<256xi32>)
+      : tensor<16777216x?xf8E4M3FN>, tensor<16777216x?xf32>, tensor<128x?xf8E4M3FN>, tensor<128x?xf32> -> tensor<256x16777216x128xf32>
+  return %c : tensor<256x16777216x128xf32>
+}
+
+// -----
+
+func.func @kgrouped_dense_cast(%dy: tensor<1024x4096xbf16>, %b: tensor<7168x1024xf8E4M3FN>,
+                               %bs: tensor<7168x8xf32>, %offs: tensor<4xi32>) -> tensor<4x4096x7168xf32> {
+  %gq, %gs = blockscale.quantize %dy {recipe = #blockscale.recipe<blk_1x128>, transpose,
+                                      scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<1024x4096xbf16> -> tensor<4096x1024xf8E4M3FN>, tensor<4096x8xf32>
+  // expected-error @+1 {{expected A from blockscale.quantize_grouped_tokens (every group padded to 128-token blocks) but got a result of blockscale.quantize; use the group-aware cast}}
+  %c = blockscale.grouped_matmul_k %gq[%gs], %b[%bs] offsets(%offs : tensor<4xi32>)
+      : tensor<4096x1024xf8E4M3FN>, tensor<4096x8xf32>, tensor<7168x1024xf8E4M3FN>, tensor<7168x8xf32> -> tensor<4x4096x7168xf32>
+  return %c : tensor<4x4096x7168xf32>
+}
+
+// -----
+
+func.func @kgrouped_other_offsets(%x: tensor<?x7168xbf16>, %a: tensor<4096x?xf8E4M3FN>,
+                                  %as: tensor<4096x?xf32>, %offs: tensor<8xi32>,
+                                  %offs2: tensor<8xi32>) -> tensor<8x4096x7168xf32> {
+  // expected-note @+1 {{cast here}}
+  %xq, %xs = blockscale.quantize_grouped_tokens %x offsets(%offs2 : tensor<8xi32>)
+      {scale_layout = #blockscale.scale_layout<col_major, align = 4>}
+      : tensor<?x7168xbf16> -> tensor<7168x?xf8E4M3FN>, tensor<7168x?xf32>
+  // expected-error @+1 {{expected B cast with the matmul's offsets (the padded blocks follow them) but got a cast with other offsets}}
+  %c = blockscale.grouped_matmul_k %a[%as], %xq[%xs] offsets(%offs : tensor<8xi32>)
+      : tensor<4096x?xf8E4M3FN>, tensor<4096x?xf32>, tensor<7168x?xf8E4M3FN>, tensor<7168x?xf32> -> tensor<8x4096x7168xf32>
+  return %c : tensor<8x4096x7168xf32>
+}

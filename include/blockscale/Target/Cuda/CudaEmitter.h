@@ -23,6 +23,8 @@ class MatmulOp;
 class QuantizeOp;
 class QuantizeDualOp;
 class GroupedMatmulOp;
+class GroupedMatmulKOp;
+class QuantizeGroupedTokensOp;
 
 struct EmittedKernel {
   ::blockscale::KernelSpec spec;
@@ -48,7 +50,18 @@ FailureOr<EmittedKernel> emitQuantizeDualKernel(QuantizeDualOp op,
 FailureOr<EmittedKernel> emitGroupedGemmKernel(GroupedMatmulOp op,
                                                unsigned debug = 0);
 
-/// Every matmul, grouped matmul, quantize and quantize_dual op of `module`,
+/// The k-grouped kernel (gemm_kgrouped.cuh) of a grouped_matmul_k with a
+/// tile attribute: the spec and source planGroupedGemm gives the equivalent
+/// GroupedGemmDesc (grouping KContiguous).
+FailureOr<EmittedKernel> emitGroupedGemmKKernel(GroupedMatmulKOp op,
+                                                unsigned debug = 0);
+/// The group-aware cast (cast_grouped.cuh) of a quantize_grouped_tokens:
+/// GroupedQuantFamily::plan's spec and planGroupedQuantize's source.
+FailureOr<EmittedKernel> emitGroupedQuantizeKernel(QuantizeGroupedTokensOp op,
+                                                   unsigned debug = 0);
+
+/// Every matmul, grouped matmul (m- or k-grouped), quantize, quantize_dual
+/// and quantize_grouped_tokens op of `module`,
 /// in order, one source each, separated by `// ----- kernel <name>` lines.
 LogicalResult translateModuleToCuda(ModuleOp module, llvm::raw_ostream &os);
 

@@ -406,6 +406,190 @@ LogicalResult GroupedMatmulOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// k-grouped ops
+//===----------------------------------------------------------------------===//
+
+/// `v` must be a ranked tensor of rank `rank` whose element type passes
+/// `elemOk`; `expected` describes it in the diagnostic (e.g. "A of rank 2
+/// (M, capacity) with an FP8 element type"). The k-grouped ops check their
+/// types here rather than in ODS so that every rule names what it expected.
+static FailureOr<RankedTensorType> checkTensor(Operation *op, Value v,
+                                               int64_t rank,
+                                               function_ref<bool(Type)> elemOk,
+                                               const Twine &expected) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (t && t.getRank() == rank && elemOk(t.getElementType()))
+    return t;
+  return op->emitOpError() << "expected " << expected << " but got "
+                           << v.getType();
+}
+
+static bool isFP8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
+
+/// The offsets of a k-grouped op: G cumulative end offsets, `tensor<Gxi32>`
+/// with a static G >= 1. Returns G.
+static FailureOr<int64_t> checkOffsets(Operation *op, Value offsets) {
+  FailureOr<RankedTensorType> t = checkTensor(
+      op, offsets, 1, [](Type e) { return e.isSignlessInteger(32); },
+      "offsets of type tensor<Gxi32> (the groups' cumulative end offsets)");
+  if (failed(t))
+    return failure();
+  int64_t g = t->getDimSize(0);
+  if (ShapedType::isDynamic(g) || g < 1)
+    return op->emitOpError()
+           << "expected offsets with a static group count G >= 1 (the "
+              "kernel and the capacity depend on it) but got "
+           << offsets.getType();
+  return g;
+}
+
+/// A static capacity is a multiple of 128 tokens of at least `minimum`.
+static LogicalResult checkCapacity(Operation *op, StringRef what,
+                                   int64_t capacity, int64_t minimum,
+                                   const Twine &why) {
+  if (ShapedType::isDynamic(capacity))
+    return success();
+  if (capacity % 128 != 0 || capacity < minimum)
+    return op->emitOpError()
+           << "expected " << what << " a multiple of 128 of at least "
+           << minimum << " (" << why << ") but got " << capacity;
+  return success();
+}
+
+LogicalResult QuantizeGroupedTokensOp::verify() {
+  if (failed(checkTensorBytes(*this)))
+    return failure();
+  FailureOr<RankedTensorType> in = checkTensor(
+      *this, getInput(), 2,
+      [](Type e) { return e.isBF16() || e.isF16() || e.isF32(); },
+      "input of rank 2 (T, C) of bf16, f16 or f32");
+  if (failed(in))
+    return failure();
+  FailureOr<int64_t> g = checkOffsets(*this, getOffsets());
+  if (failed(g))
+    return failure();
+  int64_t t = in->getDimSize(0), c = in->getDimSize(1);
+  if (ShapedType::isDynamic(c))
+    return emitOpError() << "expected input with static C columns (one "
+                            "kernel per width) but got "
+                         << getInput().getType();
+  FailureOr<RankedTensorType> res =
+      checkTensor(*this, getResult(), 2, isFP8,
+                  "result of rank 2 (C, capacity) with an FP8 element type");
+  if (failed(res))
+    return failure();
+  int64_t cap = res->getDimSize(1);
+  if (res->getDimSize(0) != c)
+    return emitOpError() << "expected result with C = " << c
+                         << " rows (the input transposed) but got "
+                         << getResult().getType();
+  // Every group may pad up to 127 tokens: round_up(T, 128) + 128 G holds
+  // any split (the runtime's groupedTokenCapacity).
+  int64_t minCap =
+      ShapedType::isDynamic(t) ? 128 * *g : llvm::alignTo(t, 128) + 128 * *g;
+  if (failed(checkCapacity(*this, "result capacity", cap, minCap,
+                           ShapedType::isDynamic(t)
+                               ? "128 G: every group starts a block"
+                               : "round_up(T, 128) + 128 G: every group "
+                                 "starts a block")))
+    return failure();
+  SmallVector<int64_t> expS = {c, kBlocksOf(cap)};
+  FailureOr<RankedTensorType> sc = checkTensor(
+      *this, getScale(), 2, [](Type e) { return e.isF32(); },
+      "scales of type tensor<" + shapeToString(expS) + "xf32>");
+  if (failed(sc))
+    return failure();
+  if (!shapesMatch(expS, sc->getShape()))
+    return emitOpError() << "expected scale shape " << shapeToString(expS)
+                         << " (one per row of the result per 128-token "
+                            "block) but got "
+                         << shapeToString(sc->getShape());
+  return checkScaleLayoutFits(*this, "scale_layout", getScaleLayoutAttr(),
+                              sc->getShape());
+}
+
+LogicalResult GroupedMatmulKOp::verify() {
+  if (failed(checkTensorBytes(*this)))
+    return failure();
+  FailureOr<RankedTensorType> a =
+      checkTensor(*this, getA(), 2, isFP8,
+                  "A of rank 2 (M, capacity: dY^T) with an FP8 element type");
+  if (failed(a))
+    return failure();
+  FailureOr<RankedTensorType> b =
+      checkTensor(*this, getB(), 2, isFP8,
+                  "B of rank 2 (N, capacity: X^T) with an FP8 element type");
+  if (failed(b))
+    return failure();
+  FailureOr<int64_t> g = checkOffsets(*this, getOffsets());
+  if (failed(g))
+    return failure();
+  int64_t m = a->getDimSize(0), n = b->getDimSize(0);
+  int64_t cap = a->getDimSize(1);
+  if (ShapedType::isDynamic(m) || ShapedType::isDynamic(n))
+    return emitOpError() << "expected static M and N (the rows of A and B: "
+                            "one kernel per output shape) but got "
+                         << getA().getType() << " and " << getB().getType();
+  if (!shapesMatch({cap}, {b->getDimSize(1)}))
+    return emitOpError() << "expected B with A's capacity of "
+                         << shapeToString({cap}) << " tokens (A is "
+                         << getA().getType() << ") but got "
+                         << getB().getType();
+  if (failed(checkCapacity(*this, "capacity", cap, 128 * *g,
+                           "128 G: every group starts a 128-token block")))
+    return failure();
+
+  auto isF32 = [](Type e) { return e.isF32(); };
+  struct {
+    StringRef name;
+    Value scale;
+    int64_t rows;
+  } scales[] = {{"A", getAScale(), m}, {"B", getBScale(), n}};
+  for (const auto &s : scales) {
+    SmallVector<int64_t> exp = {s.rows, kBlocksOf(cap)};
+    FailureOr<RankedTensorType> t = checkTensor(
+        *this, s.scale, 2, isF32,
+        s.name + " scales of type tensor<" + shapeToString(exp) + "xf32>");
+    if (failed(t))
+      return failure();
+    if (!shapesMatch(exp, t->getShape()))
+      return emitOpError() << "expected " << s.name << " scales of shape "
+                           << shapeToString(exp)
+                           << " (one per row per 128-token block) but got "
+                           << shapeToString(t->getShape());
+  }
+
+  FailureOr<RankedTensorType> c = checkTensor(
+      *this, getC(), 3, [](Type e) { return e.isBF16() || e.isF32(); },
+      "a result of rank 3 (G, M, N) of bf16 or f32");
+  if (failed(c))
+    return failure();
+  SmallVector<int64_t> expC = {*g, m, n};
+  if (!shapesMatch(expC, c->getShape()))
+    return emitOpError() << "expected result shape " << shapeToString(expC)
+                         << " (G, M, N) but got "
+                         << shapeToString(c->getShape());
+  if (Value acc = getAcc()) {
+    if (acc.getType() != getC().getType())
+      return emitOpError() << "expected acc of type " << getC().getType()
+                           << " (the result type) but got " << acc.getType();
+    if (!c->getElementType().isF32())
+      return emitOpError() << "expected an f32 result when accumulating but "
+                              "got "
+                           << c->getElementType();
+  }
+  if (TileConfigAttr tile = getTileAttr()) {
+    if (tile.getSplits() != 1 || tile.getKsplit() != 1 ||
+        tile.getCluster() != 1)
+      return emitOpError() << "expected a tile without split-K or clusters "
+                              "(splits = 1, ksplit = 1, cluster = 1) for a "
+                              "k-grouped matmul but got "
+                           << tile;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Casts
 //===----------------------------------------------------------------------===//
 

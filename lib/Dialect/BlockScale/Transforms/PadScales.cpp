@@ -114,6 +114,27 @@ struct PadScalesPass
       if (!prev)
         q.setScaleLayout(need);
     });
+    // The group-aware cast writes its 1x128 scales rows-contiguous, the
+    // layout the k-grouped kernel reads through TMA for both of its
+    // operands; it is the only producer of their group-padded operands, so
+    // settling the casts settles the k-grouped matmuls.
+    getOperation().walk([&](QuantizeGroupedTokensOp op) {
+      ScaleLayoutAttr need =
+          getRequiredScaleLayout(ctx, ScaleRecipe::blk_1x128, /*isA=*/true);
+      ScaleLayoutAttr have = op.getScaleLayoutAttr();
+      if (!have) {
+        op.setScaleLayoutAttr(need);
+        return;
+      }
+      if (!satisfies(have, need)) {
+        op.emitOpError() << "expected scale_layout " << need
+                         << " (the group-aware cast writes its scales rows-"
+                            "contiguous, as the k-grouped kernel reads them) "
+                            "but got "
+                         << have;
+        failed = true;
+      }
+    });
     if (failed)
       return signalPassFailure();
 

@@ -8,6 +8,7 @@
 
 #include "blockscale/Dialect/BlockScale/Transforms/Passes.h"
 #include "blockscale/Dialect/BlockScale/Transforms/TileModel.h"
+#include "blockscale/Runtime/KernelFamily.h"
 #include "blockscale/Target/Cuda/Kernels/params.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -111,6 +112,12 @@ struct SelectTilesPass
       if (failed(selectGrouped(op, dev)))
         failedAny = true;
     });
+    getOperation().walk([&](GroupedMatmulKOp op) {
+      if (op.getTileAttr())
+        return;
+      if (failed(selectGroupedK(op, dev)))
+        failedAny = true;
+    });
     if (failedAny)
       signalPassFailure();
   }
@@ -163,10 +170,12 @@ struct SelectTilesPass
     return success();
   }
 
-  /// Grouped matmuls take one tile for every split of their rows (the
-  /// runtime's rule, GroupedGemmFamily::plan): bm 64 when groups are
-  /// expected to hold at most 64 rows, 256 from 2048 rows with bf16 output,
-  /// else 128; bn 128; as many stages as fit. A forced tile may set bm, bn and stages only.
+  /// Grouped matmuls take one tile for every split of their rows (or of
+  /// their tokens), by the runtime family's rule
+  /// (GroupedGemmFamily::defaultTile): m-grouped, bm 64 when groups are
+  /// expected to hold at most 64 rows, 256 from 2048 rows with bf16
+  /// output, else 128; k-grouped, 128; bn 128; as many stages as fit. A
+  /// forced tile may set bm, bn, stages and raster only.
   LogicalResult selectGrouped(GroupedMatmulOp op,
                               const ::blockscale::DeviceModel &dev) {
     bool masked = op.getGrouping() == Grouping::m_masked;
@@ -178,23 +187,45 @@ struct SelectTilesPass
                            : a[0] / std::max<int64_t>(groups, 1);
     if (ShapedType::isDynamic(perGroup))
       perGroup = int64_t(mHint);
-    int outBytes = op.getC().getType().getElementType().isF32() ? 4 : 2;
+    return selectGroupedTile(op, op.getC().getType().getElementType(),
+                             masked ? ::blockscale::Grouping::Masked
+                                    : ::blockscale::Grouping::Contiguous,
+                             perGroup, dev,
+                             [&](TileConfigAttr t) { op.setTileAttr(t); });
+  }
+
+  LogicalResult selectGroupedK(GroupedMatmulKOp op,
+                               const ::blockscale::DeviceModel &dev) {
+    // (The k-grouped rule depends on neither the tokens nor the groups.)
+    return selectGroupedTile(
+        op, cast<RankedTensorType>(op.getC().getType()).getElementType(),
+        ::blockscale::Grouping::KContiguous, /*perGroup=*/0, dev,
+        [&](TileConfigAttr t) { op.setTileAttr(t); });
+  }
+
+  LogicalResult selectGroupedTile(Operation *op, Type outType,
+                                  ::blockscale::Grouping grouping,
+                                  int64_t perGroup,
+                                  const ::blockscale::DeviceModel &dev,
+                                  function_ref<void(TileConfigAttr)> set) {
+    bool kGrouped = grouping == ::blockscale::Grouping::KContiguous;
+    StringRef what = kGrouped ? "k-grouped" : "grouped";
+    int outBytes = outType.isF32() ? 4 : 2;
     ::blockscale::TileChoice c;
-    c.bm = perGroup <= 64                          ? 64
-           : perGroup >= 2048 && outBytes == 2 ? 256
-                                                   : 128;
-    c.bn = 128;
+    std::tie(c.bm, c.bn) = ::blockscale::GroupedGemmFamily::defaultTile(
+        grouping, perGroup,
+        outType.isF32() ? ::blockscale::DType::F32 : ::blockscale::DType::BF16);
     c.stages = 0;
     if (!force.empty()) {
       std::string error;
       ::blockscale::TileChoice f = c;
       if (failed(parseForce(force, f, error)))
-        return op.emitOpError() << error;
+        return op->emitOpError() << error;
       if (f.splits != 1 || f.ksplit != 1 || f.cluster != 1)
-        return op.emitOpError()
-               << "expected a forced tile for a grouped matmul with bm, bn "
-                  "and stages only (its kernel has no split-K and no "
-                  "clusters) but got '"
+        return op->emitOpError()
+               << "expected a forced tile for a " << what
+               << " matmul with bm, bn and stages only (its kernel has no "
+                  "split-K and no clusters) but got '"
                << force << "'";
       c.bm = f.bm;
       c.bn = f.bn;
@@ -202,27 +233,27 @@ struct SelectTilesPass
       c.raster = f.raster;
     }
     if (!::blockscale::isValidTile(c.bm, c.bn))
-      return op.emitOpError()
-             << "expected a tile the grouped kernel implements (bm 64, 128 "
-                "or 256; bn 16..128 step 16, 144, 160, 192; bn <= 128 with "
-                "bm 256) but got bm="
+      return op->emitOpError()
+             << "expected a tile the " << what
+             << " kernel implements (bm 64, 128 or 256; bn 16..128 step 16, "
+                "144, 160, 192; bn <= 128 with bm 256) but got bm="
              << c.bm << ",bn=" << c.bn;
     int maxStages =
-        bs::gemmMaxStages(c.bm, c.bn, outBytes, false, int(dev.smemBytes));
+        bs::gemmMaxStages(c.bm, c.bn, outBytes, kGrouped, int(dev.smemBytes));
     if (c.stages == 0)
       c.stages = maxStages;
     if (c.stages < 1 || c.stages > maxStages)
-      return op.emitOpError()
+      return op->emitOpError()
              << "expected 1 <= stages <= " << maxStages << " for bm=" << c.bm
              << ",bn=" << c.bn << " in smem-bytes = " << dev.smemBytes
              << " but got stages=" << c.stages;
     auto attr = TileConfigAttr::getChecked(
-        [&] { return op.emitOpError(); }, op.getContext(), int64_t(c.bm),
+        [&] { return op->emitOpError(); }, op->getContext(), int64_t(c.bm),
         int64_t(c.bn), int64_t(128), int64_t(c.stages), int64_t(1),
         int64_t(128), int64_t(1), int64_t(c.raster), int64_t(1));
     if (!attr)
       return failure();
-    op.setTileAttr(attr);
+    set(attr);
     return success();
   }
 

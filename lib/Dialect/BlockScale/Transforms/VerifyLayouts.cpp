@@ -262,6 +262,74 @@ static LogicalResult verifyGroupedMatmul(GroupedMatmulOp op) {
   return success();
 }
 
+/// The k-grouped kernel addresses C as (G * M, N) rows and A, B as (M,
+/// capacity), (N, capacity) TMA rows of FP8 tokens; its operands must be the
+/// group-aware cast's (every group from a 128-token block, offsets the
+/// matmul's own).
+static LogicalResult verifyGroupedMatmulK(GroupedMatmulKOp op) {
+  int64_t g = op.getNumGroups(), m = op.getM(), n = op.getN();
+  std::optional<int64_t> cRows = llvm::checkedMul<int64_t>(g, m);
+  if (failed(checkKernelDim(op, "M", m)) ||
+      failed(checkKernelDim(op, "N", n)) ||
+      failed(checkKernelDim(op, "capacity", op.getCapacity())) ||
+      failed(checkKernelDim(op, "G x M", cRows ? *cRows : kMaxKernelDim + 1)))
+    return failure();
+  Type outT = cast<RankedTensorType>(op.getC().getType()).getElementType();
+  int64_t perRow = 16 / elementBytes(outT);
+  if (n % perRow != 0)
+    return op.emitOpError() << "expected N to be a multiple of " << perRow
+                            << " (C's rows of " << outT
+                            << " are TMA rows of a multiple of 16 bytes) but "
+                               "got N = "
+                            << n << "; pad N to " << roundUp(n, perRow);
+  struct {
+    StringRef name;
+    Value data;
+  } operands[] = {{"A", op.getA()}, {"B", op.getB()}};
+  for (const auto &o : operands) {
+    if (CastResult q = getProducingCast(o.data))
+      return op.emitOpError()
+             << "expected " << o.name
+             << " from blockscale.quantize_grouped_tokens (every group "
+                "padded to 128-token blocks) but got a result of "
+             << q.op->getName() << "; use the group-aware cast";
+    auto q = o.data.getDefiningOp<QuantizeGroupedTokensOp>();
+    if (q && q.getOffsets() != op.getOffsets()) {
+      InFlightDiagnostic diag =
+          op.emitOpError()
+          << "expected " << o.name
+          << " cast with the matmul's offsets (the padded blocks follow "
+             "them) but got a cast with other offsets";
+      diag.attachNote(q.getLoc()) << "cast here";
+      return diag;
+    }
+  }
+  return success();
+}
+
+static LogicalResult verifyGroupedCast(QuantizeGroupedTokensOp q) {
+  if (!q.getScaleLayoutAttr())
+    return q.emitOpError() << "expected a scale_layout but got none; run "
+                              "--blockscale-pad-scales";
+  auto inType = cast<RankedTensorType>(q.getInput().getType());
+  ArrayRef<int64_t> in = inType.getShape();
+  int64_t cap = cast<RankedTensorType>(q.getResult().getType()).getDimSize(1);
+  if (failed(checkKernelDim(q, "input rows", in[0])) ||
+      failed(checkKernelDim(q, "input columns", in[1])) ||
+      failed(checkKernelDim(q, "capacity", cap)))
+    return failure();
+  // The input is read through TMA, 16-byte rows (the result's rows are
+  // whole 128-token blocks).
+  Type inT = inType.getElementType();
+  int64_t inBytes = elementBytes(inT);
+  if (in[1] * inBytes % 16 != 0)
+    return q.emitOpError() << "expected input rows of a multiple of 16 bytes "
+                              "but got "
+                           << in[1] << " x " << inT << "; pad the columns to "
+                           << roundUp(in[1], 16 / inBytes);
+  return success();
+}
+
 namespace {
 /// One FP8 result of a cast kernel and its name in diagnostics.
 struct NamedCastResult {
@@ -315,6 +383,10 @@ LogicalResult mlir::blockscale::verifyKernelLayouts(Operation *root) {
       failedAny |= failed(verifyMatmul(mm));
     else if (auto gm = dyn_cast<GroupedMatmulOp>(op))
       failedAny |= failed(verifyGroupedMatmul(gm));
+    else if (auto gk = dyn_cast<GroupedMatmulKOp>(op))
+      failedAny |= failed(verifyGroupedMatmulK(gk));
+    else if (auto gq = dyn_cast<QuantizeGroupedTokensOp>(op))
+      failedAny |= failed(verifyGroupedCast(gq));
     else if (auto q = dyn_cast<QuantizeOp>(op))
       failedAny |= failed(verifyCast(
           q, q.getInput(), {{getProducingCast(q.getResult()), "output"}}));

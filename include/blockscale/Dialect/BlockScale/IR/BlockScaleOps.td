@@ -281,4 +281,130 @@ def BlockScale_GroupedMatmulOp : BlockScale_Op<"grouped_matmul", [Pure]> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// QuantizeGroupedTokensOp
+//===----------------------------------------------------------------------===//
+
+def BlockScale_QuantizeGroupedTokensOp
+    : BlockScale_Op<"quantize_grouped_tokens", [Pure]> {
+  let summary = "Group-aware transposed FP8 cast of token-sorted rows";
+  let description = [{
+    The cast that feeds `blockscale.grouped_matmul_k`: `input` is `x`
+    `(T, C)` with its T tokens sorted by group, `offsets` the G cumulative
+    end offsets of the groups' tokens (device `i32`, read only by the
+    kernel). `result` is `x^T` as `(C, capacity)` FP8, row-major (tokens
+    contiguous), with group `g`'s tokens starting at padded token
+    `128 * b_g`, `b_g = sum_{i<g} ceil(size_i / 128)`, and zeros past the
+    group's end in its last block: every 128-token block belongs to one
+    group, which the k-grouped GEMM's K loop needs. `scale` holds one f32
+    decode scale per row of `result` per 128-token block (1x128 blocks of
+    `result`), `(C, capacity / 128)`; `scale_layout` is its physical layout
+    (set by `--blockscale-pad-scales`: `col_major`, C contiguous, as the
+    kernel writes it).
+
+    `capacity = round_up(T, 128) + 128 G` holds any split of the tokens, so
+    it follows from the shapes alone; a larger multiple of 128 is allowed.
+    It is a separate op rather than a form of `blockscale.quantize`, whose
+    result shape and scales follow from the input's shape alone: here they
+    depend on the group count and on an operand.
+
+    ```mlir
+    %q, %s = blockscale.quantize_grouped_tokens %dy offsets(%offs : tensor<8xi32>)
+        : tensor<8192x4096xbf16> -> tensor<4096x9216xf8E4M3FN>, tensor<4096x72xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyTensor:$input,
+    AnyTensor:$offsets,
+    OptionalAttr<BlockScale_ScaleLayoutAttr>:$scale_layout);
+  let results = (outs AnyTensor:$result, AnyTensor:$scale);
+  let assemblyFormat = [{
+    $input `offsets` `(` $offsets `:` type($offsets) `)` attr-dict `:`
+    type($input) `->` type($result) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of groups: the offsets' extent (static on a verified op).
+    int64_t getNumGroups() {
+      return cast<RankedTensorType>(getOffsets().getType()).getDimSize(0);
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// GroupedMatmulKOp
+//===----------------------------------------------------------------------===//
+
+def BlockScale_GroupedMatmulKOp : BlockScale_Op<"grouped_matmul_k", [Pure]> {
+  let summary = "k-grouped FP8 matmul: one product per group of tokens (MoE weight gradient)";
+  let description = [{
+    The weight gradient of a mixture-of-experts layer: group `g` owns the
+    tokens `[offsets[g-1], offsets[g])` and
+    `C[g] (M, N) = dY[tokens of g]^T X[tokens of g]`, with the dense weight
+    gradient's recipe along tokens (dY^T 1x128, X 128x1), f32 accumulation
+    with one promotion per 128-token block, written as bf16 or f32. With an
+    `acc` operand the products are added to it (`C = acc + ...`, f32 only).
+
+    | operand   | shape                       | what |
+    |-----------|-----------------------------|------|
+    | `a`       | `(M, capacity)` FP8         | dY^T as `blockscale.quantize_grouped_tokens` writes it |
+    | `a_scale` | `(M, capacity / 128)` f32   | 1x128 blocks of `a` along tokens |
+    | `b`       | `(N, capacity)` FP8         | X^T, likewise |
+    | `b_scale` | `(N, capacity / 128)` f32   | 1x128 blocks of `b` (128x1 of X) |
+    | `offsets` | `(G)` i32                   | cumulative end offsets of the groups' tokens |
+    | `c`       | `(G, M, N)` bf16 or f32     | one product per group |
+
+    Both operands are the group-padded, token-contiguous tensors of the
+    group-aware cast (every group from a multiple of 128 tokens; `capacity`
+    a multiple of 128 and at least 128 G), and their scales are stored
+    rows-contiguous (`col_major`, the `(capacity / 128, M)` and
+    `(capacity / 128, N)` buffers of the runtime). Every element of C is
+    written: a group without tokens gets zeros (or `acc`).
+
+    A sibling of `blockscale.grouped_matmul` rather than a third grouping
+    of it: that op multiplies groups of rows by per-group weights (B rank
+    3, 128x128 scales, C shaped like A), while here the groups split the
+    reduction, both operands are shared 2-D tensors with per-token scales,
+    C gains a group dimension and there is an accumulator; a shared op
+    would make every operand's rank and recipe depend on an attribute.
+    `tile` is filled in by `--blockscale-select-tiles` (the runtime
+    family's rule: 128x128, as many stages as fit).
+
+    ```mlir
+    %dw = blockscale.grouped_matmul_k %gq[%gs], %xq[%xs] offsets(%offs : tensor<8xi32>)
+        : tensor<4096x9216xf8E4M3FN>, tensor<4096x72xf32>,
+          tensor<7168x9216xf8E4M3FN>, tensor<7168x72xf32> -> tensor<8x4096x7168xf32>
+    ```
+  }];
+  let arguments = (ins
+    AnyTensor:$a,
+    AnyTensor:$a_scale,
+    AnyTensor:$b,
+    AnyTensor:$b_scale,
+    AnyTensor:$offsets,
+    Optional<AnyTensor>:$acc,
+    OptionalAttr<BlockScale_TileConfigAttr>:$tile);
+  let results = (outs AnyTensor:$c);
+  let assemblyFormat = [{
+    $a `[` $a_scale `]` `,` $b `[` $b_scale `]`
+    `offsets` `(` $offsets `:` type($offsets) `)`
+    (`acc` `(` $acc^ `:` type($acc) `)`)?
+    attr-dict `:` type($a) `,` type($a_scale) `,` type($b) `,` type($b_scale)
+    `->` type($c)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Sizes of a verified op; M, N and G are static, the capacity may be
+    /// ShapedType::kDynamic.
+    int64_t getNumGroups() {
+      return cast<RankedTensorType>(getOffsets().getType()).getDimSize(0);
+    }
+    int64_t getM() { return cast<RankedTensorType>(getA().getType()).getDimSize(0); }
+    int64_t getN() { return cast<RankedTensorType>(getB().getType()).getDimSize(0); }
+    int64_t getCapacity() {
+      return cast<RankedTensorType>(getA().getType()).getDimSize(1);
+    }
+  }];
+}
+
 #endif // BLOCKSCALE_DIALECT_BLOCKSCALE_IR_OPS_TD
