@@ -57,7 +57,9 @@ static cl::opt<std::string> opKind("op", cl::init("gemm"),
                                    cl::cat(cat));
 static cl::opt<int64_t>
     optGroups("groups", cl::init(8),
-              cl::desc("--op grouped: number of groups G (default: 8)"),
+              cl::desc("--op grouped: number of groups G (default: 8); "
+                       "quantize --dual --recipe=128x128: a batched cast of "
+                       "G matrices (-1: given at launch)"),
               cl::cat(cat));
 static cl::opt<std::string> optGrouping(
     "grouping", cl::init("contiguous"),
@@ -687,6 +689,9 @@ int main(int argc, char **argv) {
     q.transpose = optTranspose;
     q.colMajor = optColMajor;
     q.dual = optDual;
+    // --groups with --dual: the batched dual cast of --groups matrices.
+    if (optGroups.getNumOccurrences())
+      q.groups = optGroups;
     q.rows = optRows;
     q.cols = optCols;
     q.debug = *debug;
