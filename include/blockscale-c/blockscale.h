@@ -241,7 +241,8 @@ BS_API bs_status_t bs_quant_kernel_info(bs_quant_kernel_t kernel, char *buf,
                                         size_t len);
 /* Logical scale shape, strides (elements) and f32 count to allocate for a
  * cast of `rows` rows with scale leading stride ld_scale (0: default):
- * out = {rows, cols, stride_row, stride_col, alloc_elements}. */
+ * out = {rows, cols, stride_row, stride_col, alloc_elements}; of a batched
+ * cast, those of one matrix's first result (row-major). */
 BS_API bs_status_t bs_quant_scale_geometry(const bs_quant_desc_t *desc,
                                            int64_t rows, int64_t ld_scale,
                                            int64_t out[5]);

@@ -163,7 +163,22 @@ llvm::Expected<ScaleGeometry> blockscale::quantScaleGeometry(const QuantDesc &q,
                            "give the number of rows");
   // The logical result is the input or its transpose.
   int64_t l0 = q.transpose ? q.cols : rows, l1 = q.transpose ? rows : q.cols;
-  return scaleGeometry(q.blockRows, q.blockCols, l0, l1, ldScale);
+  if (q.groups == 0)
+    return scaleGeometry(q.blockRows, q.blockCols, l0, l1, ldScale);
+  // One matrix of a batched cast: row-major, as the grouped GEMMs read
+  // their B scales.
+  auto g = scaleGeometry(q.blockRows, q.blockCols, l0, l1);
+  if (!g)
+    return g.takeError();
+  if (ldScale != 0 && ldScale < g->cols)
+    return invalidArgument(llvm::formatv(
+        "quantScaleGeometry: expected a batched cast's ldScale >= {0} but "
+        "got {1}",
+        g->cols, ldScale));
+  g->strideRow = ldScale ? ldScale : g->cols;
+  g->strideCol = 1;
+  g->allocElements = g->rows * g->strideRow;
+  return g;
 }
 
 // A batched dual cast (QuantDesc::groups): G matrices of rows x cols, each

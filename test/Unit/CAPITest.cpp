@@ -237,6 +237,16 @@ TEST(CAPI, BatchedDualCastRulesNameTheFix) {
   EXPECT_NE(rejected(q).find("but got 128x128, transpose = 1"),
             std::string::npos)
       << bs_last_error();
+  // One matrix's scales are row-major, as the grouped GEMMs read them.
+  q.transpose = q.col_major = 0;
+  int64_t g[5];
+  ASSERT_EQ(bs_quant_scale_geometry(&q, 272, 0, g), BS_SUCCESS)
+      << bs_last_error();
+  EXPECT_EQ(g[0], 3);
+  EXPECT_EQ(g[1], 2);
+  EXPECT_EQ(g[2], 2);
+  EXPECT_EQ(g[3], 1);
+  EXPECT_EQ(g[4], 6);
 }
 
 TEST(CAPI, BatchedDualCastSourceWithoutGpu) {
