@@ -14,6 +14,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
+#include <limits>
 #include <optional>
 
 using namespace blockscale;
@@ -21,6 +22,13 @@ using namespace blockscale::detail;
 
 // The kernel counts rows and columns in ints.
 static constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
+
+// a * b for a, b >= 0, INT64_MAX where that overflows.
+static int64_t satMul(int64_t a, int64_t b) {
+  return a != 0 && b > std::numeric_limits<int64_t>::max() / a
+             ? std::numeric_limits<int64_t>::max()
+             : a * b;
+}
 
 std::string QuantDesc::key() const {
   return llvm::formatv("quant:{0}:{1}:{2}x{3}:{4}:{5}:{6}:{7}:{8}{9}{10}",
@@ -170,14 +178,18 @@ llvm::Expected<ScaleGeometry> blockscale::quantScaleGeometry(const QuantDesc &q,
   auto g = scaleGeometry(q.blockRows, q.blockCols, l0, l1);
   if (!g)
     return g.takeError();
-  if (ldScale != 0 && ldScale < g->cols)
+  if (ldScale != 0 && (ldScale < g->cols || ldScale > (int64_t(1) << 40)))
     return invalidArgument(llvm::formatv(
-        "quantScaleGeometry: expected a batched cast's ldScale >= {0} but "
-        "got {1}",
+        "quantScaleGeometry: expected a batched cast's ldScale >= {0}, below "
+        "2^40, but got {1}",
         g->cols, ldScale));
   g->strideRow = ldScale ? ldScale : g->cols;
   g->strideCol = 1;
-  g->allocElements = g->rows * g->strideRow;
+  g->allocElements = satMul(g->rows, g->strideRow);
+  if (g->allocElements == std::numeric_limits<int64_t>::max())
+    return invalidArgument(llvm::formatv(
+        "quantScaleGeometry: {0} rows of {1} scales overflow 64 bits", g->rows,
+        g->strideRow));
   return g;
 }
 
@@ -195,6 +207,9 @@ static llvm::Error launchBatched(CompiledKernel &kernel, const QuantDesc &q,
     return invalidArgument(llvm::formatv("launchQuantize: the kernel was "
                                          "built for {0} rows but got {1}",
                                          q.rows, a.rows));
+  if (q.groups < 0 && a.groups == 0)
+    return invalidArgument("launchQuantize: the batched cast's number of "
+                           "matrices is dynamic; set QuantArgs::groups");
   const int64_t groups = q.groups > 0 ? q.groups : a.groups;
   if (q.groups > 0 && a.groups != 0 && a.groups != q.groups)
     return invalidArgument(llvm::formatv("launchQuantize: the kernel was "
@@ -238,24 +253,29 @@ static llvm::Error launchBatched(CompiledKernel &kernel, const QuantDesc &q,
         ">= {3}, all below 2^40, but got ldx = {4}, ldq = {5}, ldq_t = {6}, "
         "ld_scale = {7}, ld_scale_t = {8}",
         cols, rows, cb, rb, ldx, ldq, ldqT, lds, ldsT));
-  const int64_t gsx = a.groupStrideX ? a.groupStrideX : rows * ldx;
-  const int64_t gsq = a.groupStrideQ ? a.groupStrideQ : rows * ldq;
-  const int64_t gsqT = a.groupStrideQT ? a.groupStrideQT : cols * ldqT;
-  const int64_t gss = a.groupStrideScale ? a.groupStrideScale : rb * lds;
-  const int64_t gssT = a.groupStrideScaleT ? a.groupStrideScaleT : cb * ldsT;
+  // One matrix's extent in each buffer (saturated: a stride past 2^50 is
+  // rejected below anyway).
+  const int64_t ex = satMul(rows, ldx), eq = satMul(rows, ldq),
+                eqT = satMul(cols, ldqT), es = satMul(rb, lds),
+                esT = satMul(cb, ldsT);
+  const int64_t gsx = a.groupStrideX ? a.groupStrideX : ex;
+  const int64_t gsq = a.groupStrideQ ? a.groupStrideQ : eq;
+  const int64_t gsqT = a.groupStrideQT ? a.groupStrideQT : eqT;
+  const int64_t gss = a.groupStrideScale ? a.groupStrideScale : es;
+  const int64_t gssT = a.groupStrideScaleT ? a.groupStrideScaleT : esT;
   const int64_t kMaxGroupStride = int64_t(1) << 50;
-  if (gsx < rows * ldx || gsx * eb % 16 || gsq < rows * ldq || gsq % 16 ||
-      gsqT < cols * ldqT || gsqT % 16 || gss < rb * lds || gssT < cb * ldsT ||
-      gsx > kMaxGroupStride || gsq > kMaxGroupStride ||
-      gsqT > kMaxGroupStride || gss > kMaxGroupStride || gssT > kMaxGroupStride)
+  if (gsx > kMaxGroupStride || gsq > kMaxGroupStride ||
+      gsqT > kMaxGroupStride || gss > kMaxGroupStride ||
+      gssT > kMaxGroupStride || gsx < ex || gsx * eb % 16 || gsq < eq ||
+      gsq % 16 || gsqT < eqT || gsqT % 16 || gss < es || gssT < esT)
     return invalidArgument(llvm::formatv(
         "launchQuantize: expected the group strides to cover one matrix "
         "(x >= {0} with 16-byte steps, q >= {1} and q_t >= {2}, multiples of "
         "16, scale >= {3}, scale_t >= {4}; all below 2^50) but got x = {5}, "
         "q = {6}, q_t = {7}, scale = {8}, scale_t = {9}",
-        rows * ldx, rows * ldq, cols * ldqT, rb * lds, cb * ldsT, gsx, gsq,
-        gsqT, gss, gssT));
-  const int64_t tiles = groups * rb * cb;
+        ex, eq, eqT, es, esT, gsx, gsq, gsqT, gss, gssT));
+  // (Each factor is below 2^31.)
+  const int64_t tiles = satMul(groups, rb * cb);
   if (tiles >= (int64_t(1) << 31))
     return invalidArgument(llvm::formatv(
         "launchQuantize: {0} matrices of {1}x{2} have {3} tiles of 128x128, "

@@ -308,8 +308,11 @@ TEST(CAPI, BatchedDualCastLaunchRules) {
   a.q_t = nullptr;
   rejected("q_t and scale_t");
   a.q_t = buf;
-  // No matrices: nothing to write, no device needed.
   a.groups = 0;
+  rejected("set QuantArgs::groups");
+  // Empty matrices: nothing to write, no device needed.
+  a.groups = 3;
+  a.rows = 0;
   EXPECT_EQ(bs_quant_launch(k, &a, nullptr), BS_SUCCESS) << bs_last_error();
   bs_quant_kernel_destroy(k);
 }
