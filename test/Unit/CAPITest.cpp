@@ -162,6 +162,9 @@ TEST(CAPI, OlderCastArgumentsAreAccepted) {
   bs_quant_desc_t q;
   bs_quant_desc_init(&q);
   q.cols = 256;
+  // (A description from before the batched cast ends before `groups`.)
+  q.groups = -1;
+  q.struct_size = int32_t(offsetof(bs_quant_desc_t, groups));
   bs_quant_kernel_t k = nullptr;
   ASSERT_EQ(bs_quant_kernel_create(&q, &k), BS_SUCCESS) << bs_last_error();
   alignas(16) static unsigned char buf[1 << 16];
