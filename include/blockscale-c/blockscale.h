@@ -120,6 +120,14 @@ typedef struct {
      result must be in input order (transpose == col_major) with 1x128 or
      128x128 blocks in the input's frame. */
   int32_t dual;
+  /* Since the batched cast (a smaller struct_size leaves it 0): nonzero, a
+     batched dual cast of a stack of matrices (G, rows, cols), e.g. expert
+     weights (G, N, K), each cast on its own into (G, rows, cols) and (G,
+     cols, rows) with 128x128 blocks and row-major scales per matrix, (G,
+     ceil(rows/128), ceil(cols/128)) and (G, ceil(cols/128),
+     ceil(rows/128)): needs dual, 128x128, transpose = col_major = 0. -1:
+     G given at launch (bs_quant_args_t.groups); > 0: G. */
+  int64_t groups;
 } bs_quant_desc_t;
 
 typedef struct {
@@ -132,6 +140,13 @@ typedef struct {
   void *q_t;                  /* dual casts: the second result */
   float *scale_t;             /* and its decode scales */
   int64_t ldq_t, ld_scale_t;  /* 0: dense / default */
+  /* Since the batched cast (a smaller struct_size leaves them 0): G (0: the
+     description's) and the element distances between consecutive matrices
+     of x, q, scale, q_t and scale_t (0: packed). A batched cast's ld_scale
+     and ld_scale_t default to ceil(cols/128) and ceil(rows/128). */
+  int64_t groups;
+  int64_t group_stride_x, group_stride_q, group_stride_scale;
+  int64_t group_stride_q_t, group_stride_scale_t;
 } bs_quant_args_t;
 
 typedef struct {
@@ -226,7 +241,8 @@ BS_API bs_status_t bs_quant_kernel_info(bs_quant_kernel_t kernel, char *buf,
                                         size_t len);
 /* Logical scale shape, strides (elements) and f32 count to allocate for a
  * cast of `rows` rows with scale leading stride ld_scale (0: default):
- * out = {rows, cols, stride_row, stride_col, alloc_elements}. */
+ * out = {rows, cols, stride_row, stride_col, alloc_elements}; of a batched
+ * cast, those of one matrix's first result (row-major). */
 BS_API bs_status_t bs_quant_scale_geometry(const bs_quant_desc_t *desc,
                                            int64_t rows, int64_t ld_scale,
                                            int64_t out[5]);

@@ -74,7 +74,7 @@ template <> struct CFamily<GemmFamily> {
   using CArgs = bs_gemm_args_t;
   using Handle = bs_gemm_kernel_t;
   static constexpr const char *name = "bs_gemm";
-  static constexpr size_t kOldDescSize = 0, kOldArgsSize = 0;
+  static constexpr size_t kOldDescSizes[] = {0}, kOldArgsSizes[] = {0};
 
   static llvm::Error toDesc(const CDesc &in, GemmDesc &d) {
     const int32_t form = rawEnum(in.form), at = rawEnum(in.a_type),
@@ -127,13 +127,17 @@ template <> struct CFamily<QuantFamily> {
   using Handle = bs_quant_kernel_t;
   static constexpr const char *name = "bs_quant";
   // The dual-layout cast's `dual` took the description's tail padding (its
-  // size is unchanged); the arguments of hosts built before it end before
-  // q_t: still accepted, the newer fields left 0.
-  static constexpr size_t kOldDescSize = 0;
-  static constexpr size_t kOldArgsSize = offsetof(bs_quant_args_t, q_t);
+  // size was unchanged); the arguments of hosts built before it end before
+  // q_t, and those built before the batched cast before `groups`: still
+  // accepted, the newer fields left 0.
+  static constexpr size_t kOldDescSizes[] = {offsetof(bs_quant_desc_t, groups)};
+  static constexpr size_t kOldArgsSizes[] = {offsetof(bs_quant_args_t, q_t),
+                                             offsetof(bs_quant_args_t, groups)};
   static_assert(sizeof(void *) != 8 ||
-                    (sizeof(bs_quant_desc_t) == 56 && kOldArgsSize == 64),
-                "the sizes of the cast structs before the dual cast (LP64)");
+                    (kOldDescSizes[0] == 56 && kOldArgsSizes[0] == 64 &&
+                     kOldArgsSizes[1] == 96),
+                "the sizes of the cast structs before the dual and the "
+                "batched cast (LP64)");
 
   static llvm::Error toDesc(const CDesc &in, QuantDesc &q) {
     const int32_t dt = rawEnum(in.in_dtype), ot = rawEnum(in.out_type);
@@ -152,6 +156,7 @@ template <> struct CFamily<QuantFamily> {
     q.cols = in.cols;
     q.debug = unsigned(in.debug);
     q.dual = in.dual != 0;
+    q.groups = in.groups;
     return q.validate();
   }
 
@@ -168,6 +173,12 @@ template <> struct CFamily<QuantFamily> {
     q.sT = a.scale_t;
     q.ldqT = a.ldq_t;
     q.ldScaleT = a.ld_scale_t;
+    q.groups = a.groups;
+    q.groupStrideX = a.group_stride_x;
+    q.groupStrideQ = a.group_stride_q;
+    q.groupStrideScale = a.group_stride_scale;
+    q.groupStrideQT = a.group_stride_q_t;
+    q.groupStrideScaleT = a.group_stride_scale_t;
     return q;
   }
 };
@@ -179,11 +190,12 @@ template <> struct CFamily<GroupedGemmFamily> {
   static constexpr const char *name = "bs_grouped_gemm";
   // The structs of hosts built before the k-grouped GEMMs end before m
   // and capacity: still accepted, the newer fields left 0.
-  static constexpr size_t kOldDescSize = offsetof(bs_grouped_gemm_desc_t, m);
-  static constexpr size_t kOldArgsSize =
-      offsetof(bs_grouped_gemm_args_t, capacity);
+  static constexpr size_t kOldDescSizes[] = {
+      offsetof(bs_grouped_gemm_desc_t, m)};
+  static constexpr size_t kOldArgsSizes[] = {
+      offsetof(bs_grouped_gemm_args_t, capacity)};
   static_assert(sizeof(void *) != 8 ||
-                    (kOldDescSize == 80 && kOldArgsSize == 96),
+                    (kOldDescSizes[0] == 80 && kOldArgsSizes[0] == 96),
                 "the sizes of the structs before the k-grouped fields (LP64)");
 
   static llvm::Error toDesc(const CDesc &in, GroupedGemmDesc &d) {
@@ -236,7 +248,7 @@ template <> struct CFamily<GroupedQuantFamily> {
   using CArgs = bs_grouped_quant_args_t;
   using Handle = bs_grouped_quant_kernel_t;
   static constexpr const char *name = "bs_grouped_quant";
-  static constexpr size_t kOldDescSize = 0, kOldArgsSize = 0;
+  static constexpr size_t kOldDescSizes[] = {0}, kOldArgsSizes[] = {0};
 
   static llvm::Error toDesc(const CDesc &in, GroupedQuantDesc &q) {
     const int32_t dt = rawEnum(in.in_dtype), ot = rawEnum(in.out_type);
@@ -267,15 +279,19 @@ template <> struct CFamily<GroupedQuantFamily> {
   }
 };
 
-/// A C struct of this or an older size (kOld*Size, fields added at the end
-/// since) as the current struct, the newer fields 0; nullptr when its
-/// struct_size is neither.
-template <class CStruct>
-const CStruct *currentStruct(const CStruct *in, size_t oldSize,
+/// A C struct of this or an older size (kOld*Sizes, fields added at the end
+/// since; 0: none) as the current struct, the newer fields 0; nullptr when
+/// its struct_size is none of them.
+template <class CStruct, size_t N>
+const CStruct *currentStruct(const CStruct *in, const size_t (&oldSizes)[N],
                              CStruct &scratch) {
   if (in->struct_size == int32_t(sizeof(CStruct)))
     return in;
-  if (oldSize == 0 || in->struct_size != int32_t(oldSize))
+  size_t oldSize = 0;
+  for (size_t s : oldSizes)
+    if (s != 0 && in->struct_size == int32_t(s))
+      oldSize = s;
+  if (oldSize == 0)
     return nullptr;
   std::memset(&scratch, 0, sizeof(scratch));
   std::memcpy(&scratch, in, oldSize);
@@ -290,7 +306,7 @@ readDesc(const typename CFamily<Family>::CDesc *in, const char *fn) {
   if (!in)
     return invalidArgument(llvm::Twine(fn) + ": the description is NULL");
   typename CFamily<Family>::CDesc scratch;
-  const auto *cur = currentStruct(in, CFamily<Family>::kOldDescSize, scratch);
+  const auto *cur = currentStruct(in, CFamily<Family>::kOldDescSizes, scratch);
   if (!cur)
     return invalidArgument(llvm::formatv(
         "{0}: expected struct_size {1} but got {2} (call {3}_desc_init)", fn,
@@ -350,7 +366,7 @@ bs_status_t launchKernel(typename CFamily<Family>::Handle k,
   if (!a)
     return fail(llvm::Twine(fn) + ": the arguments are NULL");
   typename CFamily<Family>::CArgs scratch;
-  const auto *cur = currentStruct(a, CFamily<Family>::kOldArgsSize, scratch);
+  const auto *cur = currentStruct(a, CFamily<Family>::kOldArgsSizes, scratch);
   if (!cur)
     return fail(llvm::formatv(
         "{0}: expected struct_size {1} but got {2} (call {3}_args_init)", fn,

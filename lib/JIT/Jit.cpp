@@ -250,7 +250,29 @@ llvm::Expected<GemmPlan> blockscale::planGemm(const GemmDesc &desc) {
 }
 
 llvm::Expected<QuantPlan> blockscale::planQuantize(const QuantDesc &desc) {
-  return planKernel<QuantFamily>(desc);
+  if (desc.groups == 0)
+    return planKernel<QuantFamily>(desc);
+  // A batched dual cast has no op in the dialect (its tensors would be 3-D
+  // and its scales per matrix); like the grouped families it is planned
+  // directly, with no MLIR module (ir stays empty).
+  if (llvm::Error e = QuantFamily::canImplement(desc))
+    return std::move(e);
+  QuantPlan plan;
+  plan.spec.kind = KernelKind::Quantize;
+  QuantKernelSpec &q = plan.spec.quant;
+  q.in = desc.in;
+  q.out = desc.out;
+  q.br = q.bc = 128;
+  q.dual = q.grouped = true;
+  plan.spec.debug = desc.debug;
+  plan.spec.name = kernelName(plan.spec);
+  plan.source = generateCudaSource(
+      plan.spec,
+      llvm::formatv("blockscale batched dual cast: {0} -> {1}, 128x128, each "
+                    "matrix in input order and transposed",
+                    toString(desc.in), toString(desc.out))
+          .str());
+  return plan;
 }
 
 llvm::Expected<GroupedGemmPlan>
@@ -279,11 +301,13 @@ blockscale::planGroupedQuantize(const GroupedQuantDesc &desc) {
 }
 
 namespace {
-/// Plans a family's description (through MLIR, except the grouped GEMMs and
-/// the group-aware cast).
+/// Plans a family's description (through MLIR, except the grouped GEMMs,
+/// the group-aware cast and the batched dual cast).
 template <class Family>
 llvm::Expected<KernelPlan<Family>> planAny(const typename Family::Desc &d) {
-  if constexpr (std::is_same_v<Family, GroupedGemmFamily>)
+  if constexpr (std::is_same_v<Family, QuantFamily>)
+    return planQuantize(d);
+  else if constexpr (std::is_same_v<Family, GroupedGemmFamily>)
     return planGroupedGemm(d);
   else if constexpr (std::is_same_v<Family, GroupedQuantFamily>)
     return planGroupedQuantize(d);

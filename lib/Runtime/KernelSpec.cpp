@@ -150,7 +150,8 @@ std::string KernelSpec::serialize() const {
                        name, toString(quant.in), toString(quant.out), quant.br,
                        quant.bc, quant.transposed ? 1 : 0)
              .str() +
-         (quant.dual ? " dual=1" : "") + dbg;
+         (quant.dual ? " dual=1" : "") + (quant.grouped ? " grouped=1" : "") +
+         dbg;
 }
 
 static llvm::Error bad(llvm::StringRef what) {
@@ -339,6 +340,18 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
           (spec.quant.transposed || spec.quant.bc != 128 ||
            (spec.quant.br != 1 && spec.quant.br != 128)))
         return bad("dual=1 with a transposed or 128x1 cast");
+    }
+    // (None: a single matrix.)
+    if (kv.count("grouped")) {
+      auto gr = getInt("grouped");
+      if (!gr)
+        return gr.takeError();
+      if (*gr != 0 && *gr != 1)
+        return bad("grouped=" + std::to_string(*gr));
+      spec.quant.grouped = *gr == 1;
+      if (spec.quant.grouped &&
+          (!spec.quant.dual || spec.quant.br != 128 || spec.quant.bc != 128))
+        return bad("grouped=1 without dual=1 and 128x128 blocks");
     }
     return spec;
   }

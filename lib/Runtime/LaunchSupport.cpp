@@ -47,6 +47,31 @@ llvm::Error detail::encodeTensorMap(const CudaDriver &d, CUtensorMap *map,
   return llvm::Error::success();
 }
 
+llvm::Error detail::encodeTensorMap3d(
+    const CudaDriver &d, CUtensorMap *map, CUtensorMapDataType type,
+    const void *ptr, uint64_t inner, uint64_t outer, uint64_t depth,
+    uint64_t strideBytes, uint64_t depthStrideBytes, uint32_t boxInner,
+    uint32_t boxOuter, CUtensorMapSwizzle swizzle, const char *what) {
+  cuuint64_t dims[3] = {inner, outer, depth};
+  cuuint64_t strides[2] = {strideBytes, depthStrideBytes};
+  cuuint32_t box[3] = {boxInner, boxOuter, 1};
+  cuuint32_t estr[3] = {1, 1, 1};
+  CUresult r = d.cuTensorMapEncodeTiled(
+      map, type, 3, const_cast<void *>(ptr), dims, strides, box, estr,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return makeError(
+        ErrorCode::Cuda,
+        d.errorString(r, "cuTensorMapEncodeTiled") +
+            llvm::formatv(" for {0} (dims {1}x{2}x{3}, strides {4} and {5} "
+                          "bytes, box {6}x{7}x1, address {8})",
+                          what, depth, outer, inner, depthStrideBytes,
+                          strideBytes, boxOuter, boxInner, ptr)
+                .str());
+  return llvm::Error::success();
+}
+
 llvm::Error detail::encodeGemmOutputMap(const CudaDriver &d, CUtensorMap *map,
                                         DType out, int bn, const void *c,
                                         uint64_t n, uint64_t rows,

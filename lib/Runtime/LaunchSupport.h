@@ -39,6 +39,15 @@ llvm::Error encodeTensorMap(const CudaDriver &d, CUtensorMap *map,
                             uint32_t boxOuter, CUtensorMapSwizzle swizzle,
                             const char *what);
 
+/// The same for a stack of `depth` such matrices, `depthStrideBytes` apart
+/// (boxes of one matrix: boxInner x boxOuter x 1).
+llvm::Error encodeTensorMap3d(const CudaDriver &d, CUtensorMap *map,
+                              CUtensorMapDataType type, const void *ptr,
+                              uint64_t inner, uint64_t outer, uint64_t depth,
+                              uint64_t strideBytes, uint64_t depthStrideBytes,
+                              uint32_t boxInner, uint32_t boxOuter,
+                              CUtensorMapSwizzle swizzle, const char *what);
+
 /// The output map of a GEMM kernel with bn-wide tiles: boxes of one swizzle
 /// chunk of columns by 64 rows, as the epilogue stages them (mirrors
 /// GemmConfig::kSwz / kChunkCols). `ldc` in elements.

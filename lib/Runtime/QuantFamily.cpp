@@ -14,6 +14,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
+#include <limits>
 #include <optional>
 
 using namespace blockscale;
@@ -22,11 +23,19 @@ using namespace blockscale::detail;
 // The kernel counts rows and columns in ints.
 static constexpr int64_t kMaxDim = (int64_t(1) << 31) - 1;
 
+// a * b for a, b >= 0, INT64_MAX where that overflows.
+static int64_t satMul(int64_t a, int64_t b) {
+  return a != 0 && b > std::numeric_limits<int64_t>::max() / a
+             ? std::numeric_limits<int64_t>::max()
+             : a * b;
+}
+
 std::string QuantDesc::key() const {
-  return llvm::formatv("quant:{0}:{1}:{2}x{3}:{4}:{5}:{6}:{7}:{8}{9}",
+  return llvm::formatv("quant:{0}:{1}:{2}x{3}:{4}:{5}:{6}:{7}:{8}{9}{10}",
                        toString(in), toString(out), blockRows, blockCols,
                        transpose ? 1 : 0, colMajor ? 1 : 0, rows, cols, debug,
-                       dual ? ":dual" : "")
+                       dual ? ":dual" : "",
+                       groups ? ":g" + std::to_string(groups) : "")
       .str();
 }
 
@@ -79,6 +88,23 @@ llvm::Error QuantDesc::validate() const {
           "{0}",
           rows));
   }
+  if (groups < -1 || groups > kMaxDim)
+    return invalidArgument(llvm::formatv(
+        "QuantDesc: expected groups 0 (a single matrix), -1 (given at "
+        "launch) or 0 < groups < 2^31 but got {0}",
+        groups));
+  if (groups != 0) {
+    if (!dual)
+      return invalidArgument(
+          "QuantDesc: expected dual with groups (a batched cast is the dual "
+          "weight cast) but got dual = 0");
+    if (blockRows != 128 || blockCols != 128 || transpose || colMajor)
+      return invalidArgument(llvm::formatv(
+          "QuantDesc: expected a batched cast to be 128x128, row_major, not "
+          "transposed (its results are (G, rows, cols) and (G, cols, rows)) "
+          "but got {0}x{1}, transpose = {2}, col_major = {3}",
+          blockRows, blockCols, transpose ? 1 : 0, colMajor ? 1 : 0));
+  }
   if (writesTransposed() && rows > 0 && rows % 16 != 0)
     return invalidArgument(llvm::formatv(
         "QuantDesc: expected rows to be a multiple of 16 for a transposed "
@@ -90,7 +116,10 @@ llvm::Error QuantDesc::validate() const {
 std::string QuantFamily::kernelName(const Spec &q) {
   return llvm::formatv("bs_quantize_{0}_{1}_{2}x{3}{4}", toString(q.in),
                        toString(q.out), q.br, q.bc,
-                       q.dual ? "_dual" : q.transposed ? "_t" : "")
+                       q.grouped      ? "_gdual"
+                       : q.dual       ? "_dual"
+                       : q.transposed ? "_t"
+                                      : "")
       .str();
 }
 
@@ -105,9 +134,9 @@ void QuantFamily::writeInstantiation(const Spec &q, const std::string &name,
     // (128x1 or 128x128 of the input); the in-order result rides along.
     os << llvm::formatv("using BsKernel = bs::QuantizeTile<{0}, /*FMT=*/{1}, "
                         "/*BR=*/128, /*BC=*/{2}, /*TRANS=*/true, "
-                        "/*DUAL=*/true>;\n\n",
-                        in, q.out == Fp8Type::E4M3 ? 0 : 1,
-                        q.br == 1 ? 1 : 128);
+                        "/*DUAL=*/true{3}>;\n\n",
+                        in, q.out == Fp8Type::E4M3 ? 0 : 1, q.br == 1 ? 1 : 128,
+                        q.grouped ? ", /*GROUPED=*/true" : "");
     os << "extern \"C\" __global__ void "
           "__launch_bounds__(BsKernel::kThreads, BsKernel::kMinCtas)\n"
        << name << "(const __grid_constant__ bs::QuantParams p,\n"
@@ -142,7 +171,191 @@ llvm::Expected<ScaleGeometry> blockscale::quantScaleGeometry(const QuantDesc &q,
                            "give the number of rows");
   // The logical result is the input or its transpose.
   int64_t l0 = q.transpose ? q.cols : rows, l1 = q.transpose ? rows : q.cols;
-  return scaleGeometry(q.blockRows, q.blockCols, l0, l1, ldScale);
+  if (q.groups == 0)
+    return scaleGeometry(q.blockRows, q.blockCols, l0, l1, ldScale);
+  // One matrix of a batched cast: row-major, as the grouped GEMMs read
+  // their B scales.
+  auto g = scaleGeometry(q.blockRows, q.blockCols, l0, l1);
+  if (!g)
+    return g.takeError();
+  if (ldScale != 0 && (ldScale < g->cols || ldScale > (int64_t(1) << 40)))
+    return invalidArgument(llvm::formatv(
+        "quantScaleGeometry: expected a batched cast's ldScale >= {0}, below "
+        "2^40, but got {1}",
+        g->cols, ldScale));
+  g->strideRow = ldScale ? ldScale : g->cols;
+  g->strideCol = 1;
+  g->allocElements = satMul(g->rows, g->strideRow);
+  if (g->allocElements == std::numeric_limits<int64_t>::max())
+    return invalidArgument(llvm::formatv(
+        "quantScaleGeometry: {0} rows of {1} scales overflow 64 bits", g->rows,
+        g->strideRow));
+  return g;
+}
+
+// A batched dual cast (QuantDesc::groups): G matrices of rows x cols, each
+// cast into both layouts with 128x128 blocks; every matrix's scales are
+// row-major, as the grouped GEMMs read them (quantize_grouped_weight).
+static llvm::Error launchBatched(CompiledKernel &kernel, const QuantDesc &q,
+                                 const QuantArgs &a, CUstream stream) {
+  const int64_t rows = q.rows >= 0 ? q.rows : a.rows;
+  const int64_t cols = q.cols;
+  if (rows < 0)
+    return invalidArgument(
+        "launchQuantize: rows are dynamic; set QuantArgs::rows");
+  if (q.rows >= 0 && a.rows >= 0 && a.rows != q.rows)
+    return invalidArgument(llvm::formatv("launchQuantize: the kernel was "
+                                         "built for {0} rows but got {1}",
+                                         q.rows, a.rows));
+  if (q.groups < 0 && a.groups == 0)
+    return invalidArgument("launchQuantize: the batched cast's number of "
+                           "matrices is dynamic; set QuantArgs::groups");
+  const int64_t groups = q.groups > 0 ? q.groups : a.groups;
+  if (q.groups > 0 && a.groups != 0 && a.groups != q.groups)
+    return invalidArgument(llvm::formatv("launchQuantize: the kernel was "
+                                         "built for {0} groups but got {1}",
+                                         q.groups, a.groups));
+  if (groups < 0 || groups > kMaxDim || rows > kMaxDim || rows % 16)
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: expected a batched cast of 0 <= groups < 2^31 "
+        "matrices of rows < 2^31, a multiple of 16, but got groups = {0}, "
+        "rows = {1}",
+        groups, rows));
+  if (!kernel.spec.quant.grouped)
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: the kernel {0} is not a batched cast but the "
+        "description has groups = {1}",
+        kernel.spec.name, q.groups));
+  if (groups == 0 || rows == 0)
+    return llvm::Error::success();
+  if (!a.x || !a.q || !a.s || !a.qT || !a.sT)
+    return invalidArgument("launchQuantize: null pointer argument (a batched "
+                           "cast needs x, q, scale, q_t and scale_t)");
+  if (!aligned16(a.x) || !aligned16(a.q) || !aligned16(a.qT))
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: expected 16-byte aligned x, q and q_t but got x = "
+        "{0}, q = {1}, q_t = {2}",
+        a.x, a.q, a.qT));
+  const int eb = dtypeBytes(q.in);
+  const int64_t rb = ceilDiv(rows, 128), cb = ceilDiv(cols, 128);
+  const int64_t ldx = a.ldx ? a.ldx : cols, ldq = a.ldq ? a.ldq : cols;
+  const int64_t ldqT = a.ldqT ? a.ldqT : rows;
+  const int64_t lds = a.ldScale ? a.ldScale : cb;
+  const int64_t ldsT = a.ldScaleT ? a.ldScaleT : rb;
+  const int64_t kMaxStride = int64_t(1) << 40;
+  if (ldx < cols || ldx * eb % 16 || ldq < cols || ldq % 16 || ldqT < rows ||
+      ldqT % 16 || lds < cb || ldsT < rb || ldx > kMaxStride ||
+      ldq > kMaxStride || ldqT > kMaxStride || lds > kMaxStride ||
+      ldsT > kMaxStride)
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: expected ldx >= {0} with 16-byte rows, ldq >= {0} "
+        "and ldq_t >= {1}, multiples of 16, ld_scale >= {2} and ld_scale_t "
+        ">= {3}, all below 2^40, but got ldx = {4}, ldq = {5}, ldq_t = {6}, "
+        "ld_scale = {7}, ld_scale_t = {8}",
+        cols, rows, cb, rb, ldx, ldq, ldqT, lds, ldsT));
+  // One matrix's extent in each buffer (saturated: a stride past 2^50 is
+  // rejected below anyway).
+  const int64_t ex = satMul(rows, ldx), eq = satMul(rows, ldq),
+                eqT = satMul(cols, ldqT), es = satMul(rb, lds),
+                esT = satMul(cb, ldsT);
+  const int64_t gsx = a.groupStrideX ? a.groupStrideX : ex;
+  const int64_t gsq = a.groupStrideQ ? a.groupStrideQ : eq;
+  const int64_t gsqT = a.groupStrideQT ? a.groupStrideQT : eqT;
+  const int64_t gss = a.groupStrideScale ? a.groupStrideScale : es;
+  const int64_t gssT = a.groupStrideScaleT ? a.groupStrideScaleT : esT;
+  const int64_t kMaxGroupStride = int64_t(1) << 50;
+  if (gsx > kMaxGroupStride || gsq > kMaxGroupStride ||
+      gsqT > kMaxGroupStride || gss > kMaxGroupStride ||
+      gssT > kMaxGroupStride || gsx < ex || gsx * eb % 16 || gsq < eq ||
+      gsq % 16 || gsqT < eqT || gsqT % 16 || gss < es || gssT < esT)
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: expected the group strides to cover one matrix "
+        "(x >= {0} with 16-byte steps, q >= {1} and q_t >= {2}, multiples of "
+        "16, scale >= {3}, scale_t >= {4}; all below 2^50) but got x = {5}, "
+        "q = {6}, q_t = {7}, scale = {8}, scale_t = {9}",
+        ex, eq, eqT, es, esT, gsx, gsq, gsqT, gss, gssT));
+  // (Each factor is below 2^31.)
+  const int64_t tiles = satMul(groups, rb * cb);
+  if (tiles >= (int64_t(1) << 31))
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: {0} matrices of {1}x{2} have {3} tiles of 128x128, "
+        "but the kernel counts them in 31 bits; cast them in parts",
+        groups, rows, cols, tiles));
+
+  auto dOr = getCudaDriver();
+  if (!dOr)
+    return dOr.takeError();
+  const CudaDriver &d = *dOr;
+  auto fn = kernel.function();
+  if (!fn)
+    return fn.takeError();
+  auto sms = currentDeviceSMs();
+  if (!sms)
+    return sms.takeError();
+
+  // p: the result in input order, (G, rows, cols) with row-major scales;
+  // pT: the transposed one, stored through tQ, whose block (i, j) of the
+  // input is its logical scale (j, i).
+  bs::QuantParams p;
+  std::memset(&p, 0, sizeof(p));
+  p.x = a.x;
+  p.q = a.q;
+  p.s = a.s;
+  p.rows = int(rows);
+  p.cols = int(cols);
+  p.ldx = ldx;
+  p.ldq = ldq;
+  p.ssr = lds;
+  p.ssc = 1;
+  p.keepResultInL2 = bs::quantKeepResultInL2(groups * rows * cols) ? 1 : 0;
+  p.groups = int(groups);
+  p.gsq = gsq;
+  p.gss = gss;
+  bs::QuantParams pT = p;
+  pT.q = a.qT;
+  pT.s = a.sT;
+  pT.ldq = ldqT;
+  pT.ssr = 1;
+  pT.ssc = ldsT;
+  pT.gsq = gsqT;
+  pT.gss = gssT;
+
+  const QuantKernelSpec &qs = kernel.spec.quant;
+  CUlaunchConfig cfg;
+  std::memset(&cfg, 0, sizeof(cfg));
+  cfg.gridDimX = unsigned(
+      std::min<int64_t>(tiles, int64_t(*sms) * bs::quantCtasPerSM(eb)));
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = qs.threads();
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = unsigned(qs.smemBytes());
+  cfg.hStream = stream;
+  // One box per tile of one matrix: TMA zero-fills (loads) and clips
+  // (stores) each dimension at its extent, so that no box reaches into the
+  // next matrix.
+  CUtensorMap tX, tQ;
+  std::memset(&tX, 0, sizeof(tX));
+  std::memset(&tQ, 0, sizeof(tQ));
+  CUtensorMapDataType type =
+      qs.in == DType::BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+      : qs.in == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  if (auto e = encodeTensorMap3d(
+          d, &tX, type, a.x, uint64_t(cols), uint64_t(rows), uint64_t(groups),
+          uint64_t(ldx) * eb, uint64_t(gsx) * eb, 128, 128,
+          CU_TENSOR_MAP_SWIZZLE_NONE, "the batched cast's input"))
+    return e;
+  if (auto e = encodeTensorMap3d(
+          d, &tQ, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.qT, uint64_t(rows),
+          uint64_t(cols), uint64_t(groups), uint64_t(ldqT), uint64_t(gsqT), 128,
+          128, CU_TENSOR_MAP_SWIZZLE_128B,
+          "the batched cast's transposed output"))
+    return e;
+  CUlaunchAttribute attrs[1];
+  addProgrammaticLaunch(cfg, attrs);
+  void *params[] = {&p, &pT, &tX, &tQ};
+  return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
+                 "cuLaunchKernelEx");
 }
 
 llvm::Error QuantFamily::launch(CompiledKernel &kernel, const LaunchConfig &,
@@ -151,6 +364,13 @@ llvm::Error QuantFamily::launch(CompiledKernel &kernel, const LaunchConfig &,
   if (kernel.spec.kind != KernelKind::Quantize)
     return invalidArgument("launchQuantize: " + kernel.spec.name +
                            " is not a cast kernel");
+  if (q.groups != 0)
+    return launchBatched(kernel, q, a, stream);
+  if (kernel.spec.quant.grouped)
+    return invalidArgument(llvm::formatv(
+        "launchQuantize: the kernel {0} is a batched cast but the "
+        "description has groups = 0",
+        kernel.spec.name));
   int64_t rows = q.rows >= 0 ? q.rows : a.rows;
   if (rows < 0)
     return invalidArgument(

@@ -25,7 +25,7 @@ from ._version import __version__
 
 _TORCH_API = ["quantize", "quantize_dual", "scaled_mm", "scaled_mm_accumulate", "scale_geometry", "nn",
               "grouped_mm", "grouped_mm_masked", "quantize_grouped_weight",
-              "quantize_grouped_activation_masked", "grouped_mm_k",
+              "quantize_grouped_weight_dual", "quantize_grouped_activation_masked", "grouped_mm_k",
               "grouped_mm_k_accumulate", "quantize_grouped_tokens", "grouped_expert_linear",
               "Float8BlockwiseInferenceLinear", "load_fp8_checkpoint",
               "Float8BlockwiseConfig", "Float8BlockwiseConverter", "quantize_", "dry_run"]
@@ -40,7 +40,7 @@ except ImportError as e:  # the C API and the CLI work without torch
 if _torch is not None:
     from .ops import quantize, quantize_dual, scaled_mm, scaled_mm_accumulate, scale_geometry
     from .grouped import (grouped_mm, grouped_mm_masked, quantize_grouped_weight,
-                          quantize_grouped_activation_masked, grouped_mm_k,
+                          quantize_grouped_weight_dual, quantize_grouped_activation_masked, grouped_mm_k,
                           grouped_mm_k_accumulate, quantize_grouped_tokens)
     from .moe import grouped_expert_linear
     from . import sharding as _sharding

@@ -56,7 +56,7 @@ class QuantDesc(ctypes.Structure):
                 ("block_cols", ctypes.c_int32), ("transpose", ctypes.c_int32),
                 ("col_major", ctypes.c_int32), ("rows", ctypes.c_int64),
                 ("cols", ctypes.c_int64), ("debug", ctypes.c_int32),
-                ("dual", ctypes.c_int32)]
+                ("dual", ctypes.c_int32), ("groups", ctypes.c_int64)]
 
 
 class QuantArgs(ctypes.Structure):
@@ -65,7 +65,11 @@ class QuantArgs(ctypes.Structure):
                 ("rows", ctypes.c_int64), ("ldx", ctypes.c_int64),
                 ("ldq", ctypes.c_int64), ("ld_scale", ctypes.c_int64),
                 ("q_t", ctypes.c_void_p), ("scale_t", ctypes.c_void_p),
-                ("ldq_t", ctypes.c_int64), ("ld_scale_t", ctypes.c_int64)]
+                ("ldq_t", ctypes.c_int64), ("ld_scale_t", ctypes.c_int64),
+                ("groups", ctypes.c_int64), ("group_stride_x", ctypes.c_int64),
+                ("group_stride_q", ctypes.c_int64), ("group_stride_scale", ctypes.c_int64),
+                ("group_stride_q_t", ctypes.c_int64),
+                ("group_stride_scale_t", ctypes.c_int64)]
 
 
 class GroupedGemmDesc(ctypes.Structure):
@@ -408,7 +412,7 @@ def grouped_source(desc):
 
 
 def quant_desc(in_dtype="bf16", out_type="e4m3", block=(1, 128), transpose=False,
-               col_major=False, rows=-1, cols=0, debug="", dual=False, L=None):
+               col_major=False, rows=-1, cols=0, debug="", dual=False, groups=0, L=None):
     """A bs_quant_desc_t initialized by library `L` (default: lib())."""
     d = QuantDesc()
     (L or lib()).bs_quant_desc_init(ctypes.byref(d))
@@ -418,6 +422,7 @@ def quant_desc(in_dtype="bf16", out_type="e4m3", block=(1, 128), transpose=False
     d.rows, d.cols = rows, cols
     d.debug = _debug_flags(debug)
     d.dual = int(dual)
+    d.groups = groups
     return d
 
 

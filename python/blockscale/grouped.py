@@ -163,13 +163,103 @@ def quantize_grouped_weight(w: Tensor, fp8_dtype: torch.dtype = torch.float8_e4m
                             ) -> Tuple[Tensor, Tensor]:
     """(G, N, K) expert weights -> (q (G, N, K) float8, s (G, ceil(N/128),
     ceil(K/128)) float32): each expert's 128x128 cast (blockscale.quantize),
-    stacked in the layout grouped_mm and grouped_mm_masked read."""
+    stacked in the layout grouped_mm and grouped_mm_masked read. A step that
+    also needs the transposed weights (the grad-input GEMM) gets both layouts
+    from one cast with quantize_grouped_weight_dual."""
     from .ops import quantize
     if w.dim() != 3:
         raise ValueError(f"blockscale.quantize_grouped_weight: expected a 3-D (G, N, K) "
                          f"tensor but got {w.dim()}-D")
     qs, ss = zip(*(quantize(w[g], "128x128", fp8_dtype=fp8_dtype) for g in range(w.shape[0])))
     return torch.stack(qs), torch.stack([s.contiguous() for s in ss])
+
+
+_gwdual_kernels = {}
+
+
+def _gw_err(msg):
+    raise ValueError("blockscale.quantize_grouped_weight_dual: " + msg)
+
+
+def _grouped_weight_dual_outputs(w, fp8_dtype):
+    if fp8_dtype not in FP8_DTYPES:
+        _gw_err(f"expected fp8_dtype float8_e4m3fn or float8_e5m2 but got {fp8_dtype}")
+    if w.dim() != 3 or w.dtype not in _IN_NAMES:
+        _gw_err(f"expected a 3-D (G, N, K) bfloat16/float16/float32 tensor but got "
+                f"{w.dim()}-D {w.dtype}")
+    G, N, K = w.shape
+    if N % 16 or K % 16:
+        _gw_err(f"expected N and K to be multiples of 16 (each is the FP8 row length of one "
+                f"result) but got N = {N}, K = {K}; use quantize_grouped_weight on w and on "
+                f"w.transpose(1, 2).contiguous()")
+    nb, kb = (N + 127) // 128, (K + 127) // 128
+    dev = w.device
+    return (torch.empty((G, N, K), dtype=fp8_dtype, device=dev),
+            torch.empty((G, nb, kb), dtype=torch.float32, device=dev),
+            torch.empty((G, K, N), dtype=fp8_dtype, device=dev),
+            torch.empty((G, kb, nb), dtype=torch.float32, device=dev))
+
+
+def _quantize_grouped_weight_dual_impl(w: Tensor,
+                                       fp8_dtype: torch.dtype = torch.float8_e4m3fn
+                                       ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    wq, ws, wtq, wts = _grouped_weight_dual_outputs(w, fp8_dtype)
+    G, N, K = w.shape
+    if w.device.type != "cuda":
+        _gw_err(f"expected a CUDA tensor but got {w.device}")
+    if G == 0 or N == 0 or K == 0:
+        return wq, ws, wtq, wts
+    # Strides of dims of size 1 are arbitrary; the kernel reads packed ones.
+    ldx = w.stride(1) if N > 1 else K
+    gsx = w.stride(0) if G > 1 else N * ldx
+    esize = w.element_size()
+    if (K > 1 and w.stride(2) != 1) or ldx < K or gsx < N * ldx or (
+            ldx * esize) % 16 or (gsx * esize) % 16 or w.data_ptr() % 16:
+        _gw_err(f"expected each expert row-major (unit K stride) with 16-byte aligned rows "
+                f"and experts, not overlapping, but got strides {tuple(w.stride())} of "
+                f"{w.dtype}")
+    key = (_IN_NAMES[w.dtype], FP8_DTYPES[fp8_dtype], K)
+    kern = _gwdual_kernels.get(key)
+    if kern is None:
+        desc = _capi.quant_desc(in_dtype=key[0], out_type=key[1], block=(128, 128),
+                                rows=-1, cols=K, dual=True, groups=-1)
+        kern = _gwdual_kernels.setdefault(key, _capi.QuantKernel(desc))
+    args = _capi.QuantArgs()
+    _capi.lib().bs_quant_args_init(args)
+    args.x, args.q, args.scale = w.data_ptr(), wq.data_ptr(), ws.data_ptr()
+    args.q_t, args.scale_t = wtq.data_ptr(), wts.data_ptr()
+    args.rows, args.ldx, args.ldq, args.ldq_t = N, ldx, K, N
+    args.ld_scale, args.ld_scale_t = ws.shape[2], wts.shape[2]
+    args.groups, args.group_stride_x = G, gsx
+    _launch_on(kern, args, w.device)
+    return wq, ws, wtq, wts
+
+
+_quantize_grouped_weight_dual_op = torch.library.custom_op(
+    "blockscale::quantize_grouped_weight_dual", mutates_args=())(
+        _quantize_grouped_weight_dual_impl)
+
+
+@_quantize_grouped_weight_dual_op.register_fake
+def _(w, fp8_dtype=torch.float8_e4m3fn):
+    return _grouped_weight_dual_outputs(w, fp8_dtype)
+
+
+def quantize_grouped_weight_dual(w: Tensor, fp8_dtype: torch.dtype = torch.float8_e4m3fn
+                                 ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Both layouts of (G, N, K) expert weights from one read of them (the
+    custom op ``torch.ops.blockscale.quantize_grouped_weight_dual``): ``(wq,
+    ws, wtq, wts)`` where ``wq, ws`` equal ``quantize_grouped_weight(w)``, the
+    forward's b and b_scale, and ``wtq`` (G, K, N), ``wts`` (G, ceil(K/128),
+    ceil(N/128)) equal ``quantize_grouped_weight(w.transpose(1, 2)
+    .contiguous())``, the grad-input GEMM's, bit for bit, without the bf16
+    transpose copy or a second cast. One kernel casts every expert (128x128
+    blocks that never straddle two experts). N and K must be multiples of
+    16; each expert row-major (any 16-byte aligned row and expert strides).
+    """
+    if _direct(w):
+        return _quantize_grouped_weight_dual_impl(w, fp8_dtype)
+    return _quantize_grouped_weight_dual_op(w, fp8_dtype)
 
 
 def quantize_grouped_activation_masked(x: Tensor, fp8_dtype: torch.dtype = torch.float8_e4m3fn

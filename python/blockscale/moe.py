@@ -11,7 +11,10 @@ GEMMs:
            dW_g = dy_g^T x_g   dy^T 1x128, x 128x1 along    grouped_mm_k
                                each group's tokens
 
-No step synchronizes with the host. Every token must belong to a group
+The weight is read and cast once per step: when x needs a gradient,
+quantize_grouped_weight_dual writes W_g and W_g^T from one read of w and the
+backward reuses W_g^T; otherwise only W_g is cast. No step synchronizes with
+the host. Every token must belong to a group
 (offs[-1] = tokens): rows of y and dx past offs[-1] are left unwritten.
 """
 import torch
@@ -19,7 +22,7 @@ from torch import Tensor
 
 from . import ops
 from .grouped import (grouped_mm, grouped_mm_k, quantize_grouped_tokens,
-                      quantize_grouped_weight)
+                      quantize_grouped_weight, quantize_grouped_weight_dual)
 
 
 def _rows(t):
@@ -36,28 +39,32 @@ class _GroupedExpertLinearFn(torch.autograd.Function):
         out_dtype = x.dtype if x.dtype in (torch.bfloat16, torch.float32) else torch.bfloat16
         x = _rows(x)
         xq, xs = ops.quantize(x, "1x128")
-        wq, ws = quantize_grouped_weight(_rows(w))
+        wtq = wts = None
+        if ctx.needs_input_grad[0]:
+            # W_g^T (K, N) row-major, the grad-input GEMM's b, from the same
+            # read of w (same 128x128 blocks, transposed).
+            wq, ws, wtq, wts = quantize_grouped_weight_dual(_rows(w))
+        else:
+            wq, ws = quantize_grouped_weight(_rows(w))
         y = grouped_mm(xq, xs, wq, ws, offs, out_dtype)
-        ctx.save_for_backward(x, w, offs)
+        ctx.save_for_backward(x, offs, wtq, wts)
+        ctx.w_dtype = w.dtype
         return y
 
     @staticmethod
     def backward(ctx, gy):
-        x, w, offs = ctx.saved_tensors
+        x, offs, wtq, wts = ctx.saved_tensors
         g = _rows(gy)
         dx = dw = None
         if ctx.needs_input_grad[0]:
             gq, gs = ops.quantize(g, "1x128")
-            # W_g^T (K, N) row-major: each expert's (N, K) transposed, same
-            # 128x128 blocks.
-            wtq, wts = quantize_grouped_weight(w.transpose(1, 2).contiguous())
             out_dtype = x.dtype if x.dtype in (torch.bfloat16, torch.float32) \
                 else torch.bfloat16
             dx = grouped_mm(gq, gs, wtq, wts, offs, out_dtype).to(x.dtype)
         if ctx.needs_input_grad[1]:
             a, sa = quantize_grouped_tokens(g, offs)
             b, sb = quantize_grouped_tokens(x, offs)
-            dw = grouped_mm_k(a, sa, b, sb, offs, torch.float32).to(w.dtype)
+            dw = grouped_mm_k(a, sa, b, sb, offs, torch.float32).to(ctx.w_dtype)
         return dx, dw, None
 
 

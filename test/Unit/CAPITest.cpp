@@ -151,8 +151,9 @@ TEST(CAPI, DualCastRulesNameTheFix) {
       << bs_last_error();
 }
 
-// A host built before the dual cast passes the shorter bs_quant_args_t: its
-// launches read it as before (here they get as far as the missing driver).
+// A host built before the dual or the batched cast passes a shorter
+// bs_quant_args_t: its launches read it as before (here they get as far as the
+// missing driver).
 TEST(CAPI, OlderCastArgumentsAreAccepted) {
   if (!haveNvrtc())
     GTEST_SKIP() << "no NVRTC";
@@ -161,6 +162,9 @@ TEST(CAPI, OlderCastArgumentsAreAccepted) {
   bs_quant_desc_t q;
   bs_quant_desc_init(&q);
   q.cols = 256;
+  // (A description from before the batched cast ends before `groups`.)
+  q.groups = -1;
+  q.struct_size = int32_t(offsetof(bs_quant_desc_t, groups));
   bs_quant_kernel_t k = nullptr;
   ASSERT_EQ(bs_quant_kernel_create(&q, &k), BS_SUCCESS) << bs_last_error();
   alignas(16) static unsigned char buf[1 << 16];
@@ -171,6 +175,11 @@ TEST(CAPI, OlderCastArgumentsAreAccepted) {
   a.scale = reinterpret_cast<float *>(buf);
   a.rows = 128;
   a.struct_size = int32_t(offsetof(bs_quant_args_t, q_t));
+  EXPECT_NE(bs_quant_launch(k, &a, nullptr), BS_SUCCESS);
+  EXPECT_EQ(std::string(bs_last_error()).find("struct_size"), std::string::npos)
+      << bs_last_error();
+  // And so does one built before the batched cast (ending before groups).
+  a.struct_size = int32_t(offsetof(bs_quant_args_t, groups));
   EXPECT_NE(bs_quant_launch(k, &a, nullptr), BS_SUCCESS);
   EXPECT_EQ(std::string(bs_last_error()).find("struct_size"), std::string::npos)
       << bs_last_error();
@@ -199,6 +208,116 @@ TEST(CAPI, DualCastSourceWithoutGpu) {
             std::string::npos)
       << src;
   EXPECT_NE(src.find("bs_quantize_bf16_e4m3_1x128_dual"), std::string::npos);
+}
+
+TEST(CAPI, BatchedDualCastRulesNameTheFix) {
+  // A batched cast is the 128x128 dual cast of (G, rows, cols) with both
+  // results row-major; groups is -1 (given at launch) or a count.
+  auto rejected = [](bs_quant_desc_t q) {
+    int64_t g[5];
+    EXPECT_EQ(bs_quant_scale_geometry(&q, 256, 0, g),
+              BS_ERROR_INVALID_ARGUMENT);
+    return std::string(bs_last_error());
+  };
+  bs_quant_desc_t q;
+  bs_quant_desc_init(&q);
+  q.cols = 256;
+  q.block_rows = q.block_cols = 128;
+  q.groups = -1;
+  EXPECT_NE(rejected(q).find("expected dual with groups"), std::string::npos)
+      << bs_last_error();
+  q.dual = 1;
+  q.groups = -2;
+  EXPECT_NE(rejected(q).find("expected groups 0"), std::string::npos)
+      << bs_last_error();
+  q.groups = 8;
+  q.block_rows = 1;
+  EXPECT_NE(rejected(q).find("expected a batched cast to be 128x128"),
+            std::string::npos)
+      << bs_last_error();
+  q.block_rows = 128;
+  q.transpose = q.col_major = 1;
+  EXPECT_NE(rejected(q).find("but got 128x128, transpose = 1"),
+            std::string::npos)
+      << bs_last_error();
+  // One matrix's scales are row-major, as the grouped GEMMs read them.
+  q.transpose = q.col_major = 0;
+  int64_t g[5];
+  ASSERT_EQ(bs_quant_scale_geometry(&q, 272, 0, g), BS_SUCCESS)
+      << bs_last_error();
+  EXPECT_EQ(g[0], 3);
+  EXPECT_EQ(g[1], 2);
+  EXPECT_EQ(g[2], 2);
+  EXPECT_EQ(g[3], 1);
+  EXPECT_EQ(g[4], 6);
+}
+
+TEST(CAPI, BatchedDualCastSourceWithoutGpu) {
+  if (!haveNvrtc())
+    GTEST_SKIP() << "no NVRTC";
+  bs_quant_desc_t q;
+  bs_quant_desc_init(&q);
+  q.cols = 400;
+  q.block_rows = q.block_cols = 128;
+  q.dual = 1;
+  q.groups = -1;
+  size_t need = 0;
+  ASSERT_EQ(bs_quant_source(&q, nullptr, 0, &need), BS_SUCCESS)
+      << bs_last_error();
+  std::vector<char> buf(need);
+  ASSERT_EQ(bs_quant_source(&q, buf.data(), buf.size(), nullptr), BS_SUCCESS);
+  std::string src(buf.data());
+  EXPECT_NE(src.find("/*TRANS=*/true, /*DUAL=*/true, /*GROUPED=*/true>"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("bs_quantize_bf16_e4m3_128x128_gdual"), std::string::npos);
+}
+
+// The launch checks a batched cast's arguments before it needs a device.
+TEST(CAPI, BatchedDualCastLaunchRules) {
+  if (!haveNvrtc())
+    GTEST_SKIP() << "no NVRTC";
+  bs_quant_desc_t q;
+  bs_quant_desc_init(&q);
+  q.cols = 400;
+  q.block_rows = q.block_cols = 128;
+  q.dual = 1;
+  q.groups = -1;
+  bs_quant_kernel_t k = nullptr;
+  ASSERT_EQ(bs_quant_kernel_create(&q, &k), BS_SUCCESS) << bs_last_error();
+  alignas(16) static unsigned char buf[1 << 16];
+  bs_quant_args_t a;
+  bs_quant_args_init(&a);
+  a.x = buf;
+  a.q = buf;
+  a.q_t = buf;
+  a.scale = a.scale_t = reinterpret_cast<float *>(buf);
+  a.rows = 272;
+  a.groups = 3;
+  auto rejected = [&](const char *what) {
+    EXPECT_EQ(bs_quant_launch(k, &a, nullptr), BS_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(bs_last_error()).find(what), std::string::npos)
+        << bs_last_error();
+  };
+  a.rows = 100;
+  rejected("rows = 100");
+  a.rows = 272;
+  a.ld_scale = 3;
+  rejected("ld_scale >= 4");
+  a.ld_scale = 0;
+  a.group_stride_q = 272 * 400 - 16;
+  rejected("q >= 108800");
+  a.group_stride_q = 0;
+  a.q_t = nullptr;
+  rejected("q_t and scale_t");
+  a.q_t = buf;
+  a.groups = 0;
+  rejected("set QuantArgs::groups");
+  // Empty matrices: nothing to write, no device needed.
+  a.groups = 3;
+  a.rows = 0;
+  EXPECT_EQ(bs_quant_launch(k, &a, nullptr), BS_SUCCESS) << bs_last_error();
+  bs_quant_kernel_destroy(k);
 }
 
 TEST(CAPI, CreateCompilesWithoutGpuAndLaunchSaysNoDevice) {

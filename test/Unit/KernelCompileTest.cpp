@@ -117,21 +117,26 @@ TEST(KernelCompile, EveryCastFitsItsRegisterBudgetWithoutSpills) {
   // and registers for fewer CTAs per SM than the persistent grid assumes
   // would run it in two waves.
   std::vector<std::string> failures;
-  // (transposed, dual): in input order, transposed, and the dual-layout
-  // casts, which write both (1x128 and 128x128 in input order only).
+  // (transposed, dual, grouped): in input order, transposed, the
+  // dual-layout casts, which write both (1x128 and 128x128 in input order
+  // only), and the batched dual cast of expert weights (128x128 only).
+  struct Form {
+    bool tr, dual, grouped;
+  };
   for (DType in : {DType::BF16, DType::F16, DType::F32})
     for (auto [br, bc] : {std::pair{1, 128}, {128, 1}, {128, 128}})
-      for (auto [tr, dual] : {std::pair{false, false}, {true, false},
-                              {false, true}}) {
-        if (dual && bc != 128)
+      for (Form f : {Form{false, false, false}, Form{true, false, false},
+                     Form{false, true, false}, Form{false, true, true}}) {
+        if ((f.dual && bc != 128) || (f.grouped && br != 128))
           continue;
         KernelSpec s;
         s.kind = KernelKind::Quantize;
         s.quant.in = in;
         s.quant.br = br;
         s.quant.bc = bc;
-        s.quant.transposed = tr;
-        s.quant.dual = dual;
+        s.quant.transposed = f.tr;
+        s.quant.dual = f.dual;
+        s.quant.grouped = f.grouped;
         s.name = kernelName(s);
         auto out = compileCuda(generateCudaSource(s), s.name, CompileOptions());
         if (!out)

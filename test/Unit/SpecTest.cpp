@@ -132,6 +132,48 @@ TEST(KernelSpec, DualCastRoundTripAndSource) {
   EXPECT_NE(llvm::toString(bad.takeError()).find("dual=1"), std::string::npos);
 }
 
+TEST(KernelSpec, BatchedDualCastRoundTripAndSource) {
+  // The batched dual cast of expert weights: the 128x128 dual cast with a
+  // matrix index in its tile walk, its own name and spec key.
+  KernelSpec s;
+  s.kind = KernelKind::Quantize;
+  s.quant.in = DType::F32;
+  s.quant.br = s.quant.bc = 128;
+  s.quant.dual = s.quant.grouped = true;
+  s.name = kernelName(s);
+  EXPECT_EQ(s.name, "bs_quantize_f32_e4m3_128x128_gdual");
+  EXPECT_NE(s.serialize().find(" dual=1 grouped=1"), std::string::npos)
+      << s.serialize();
+  std::string src = generateCudaSource(s);
+  auto p = KernelSpec::fromSource(src);
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  EXPECT_TRUE(p->quant.grouped);
+  EXPECT_EQ(p->serialize(), s.serialize());
+  EXPECT_NE(src.find("bs::QuantizeTile<bs::InF32, /*FMT=*/0, /*BR=*/128, "
+                     "/*BC=*/128, /*TRANS=*/true, /*DUAL=*/true, "
+                     "/*GROUPED=*/true>"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("const __grid_constant__ bs::QuantParams pT"),
+            std::string::npos);
+  EXPECT_EQ(s.quant.threads(), 288);
+  // Not batched: no key; batched without a 128x128 dual cast: malformed.
+  s.quant.grouped = false;
+  EXPECT_EQ(s.serialize().find(" grouped="), std::string::npos);
+  for (const char *line :
+       {"kind=quantize name=x in=bf16 out=e4m3 br=128 bc=128 transposed=0 "
+        "grouped=1",
+        "kind=quantize name=x in=bf16 out=e4m3 br=1 bc=128 transposed=0 "
+        "dual=1 grouped=1",
+        "kind=quantize name=x in=bf16 out=e4m3 br=128 bc=128 transposed=0 "
+        "dual=1 grouped=2"}) {
+    auto bad = KernelSpec::parse(line);
+    ASSERT_FALSE(bool(bad)) << line;
+    EXPECT_NE(llvm::toString(bad.takeError()).find("grouped="),
+              std::string::npos);
+  }
+}
+
 TEST(KernelSpec, CastThreadsAndResultPolicy) {
   // Staged casts launch 256 workers and a producer warp, except the 16-bit
   // 1x128 transposing cast (register budget of two CTAs per SM).

@@ -239,3 +239,111 @@ def test_fakes_match_the_ops():
         assert out.shape == (4, 20, 256)
         with pytest.raises(ValueError, match="offs"):
             torch.ops.blockscale.grouped_mm(aq, as_, bq, bs, offs.long(), torch.float32)
+
+
+# ---------------------------------------------------------------------------
+# The batched dual cast of the expert weights
+# ---------------------------------------------------------------------------
+
+def grouped_weights(G, N, K, dtype, seed, pad=(0, 0)):
+    """(G, N, K) weights whose experts, rows and columns differ in scale (so
+    that every 128x128 block has its own amax), carved from a buffer with
+    `pad` extra rows per expert and columns per row when asked."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    big = torch.randn(G, N + pad[0], K + pad[1], device="cuda", generator=g)
+    big *= torch.logspace(-2, 2, G, device="cuda")[:, None, None]
+    big *= torch.logspace(-1, 1, N + pad[0], device="cuda")[None, :, None]
+    big[..., ::97] *= 16
+    return big.to(dtype)[:, :N, :K]
+
+
+def poison_allocator():
+    """Results carved from freed memory full of 0xFF bytes (NaN in FP8 and
+    f32): an element the kernel misses cannot match."""
+    torch.cuda.synchronize()
+    poison = torch.full((256 << 20,), 0xFF, dtype=torch.uint8, device="cuda")
+    del poison
+
+
+def check_weight_dual(w, fp8=FP8):
+    from blockscale.grouped import quantize_grouped_weight_dual
+    quantize_grouped_weight_dual(w, fp8)  # compiles outside the poisoning
+    poison_allocator()
+    wq, ws, wtq, wts = quantize_grouped_weight_dual(w, fp8)
+    torch.cuda.synchronize()
+    q1, s1 = quantize_grouped_weight(w, fp8)
+    qt1, st1 = quantize_grouped_weight(w.transpose(1, 2).contiguous(), fp8)
+    for got, want, name in ((wq, q1, "wq"), (ws, s1, "ws"), (wtq, qt1, "wtq"),
+                            (wts, st1, "wts")):
+        assert got.shape == want.shape and got.stride() == want.stride(), \
+            f"{name}: {tuple(got.shape)} {got.stride()} vs {tuple(want.shape)} {want.stride()}"
+        assert got.dtype == want.dtype
+    for g in range(w.shape[0]):
+        assert torch.equal(wq[g].view(torch.uint8), q1[g].view(torch.uint8)), \
+            f"expert {g}: FP8 bytes in input order differ"
+        assert torch.equal(wtq[g].view(torch.uint8), qt1[g].view(torch.uint8)), \
+            f"expert {g}: transposed FP8 bytes differ"
+        assert torch.equal(ws[g], s1[g]), f"expert {g}: scales differ"
+        assert torch.equal(wts[g], st1[g]), f"expert {g}: transposed scales differ"
+    assert torch.equal(wts, ws.transpose(1, 2))
+
+
+@pytest.mark.parametrize("G", [1, 3, 8])
+@pytest.mark.parametrize("N,K", [(272, 400), (256, 512), (16, 16), (400, 144), (1040, 7168)])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_quantize_grouped_weight_dual_matches_both_casts(G, N, K, dtype):
+    check_weight_dual(grouped_weights(G, N, K, dtype, seed=G * 7 + N + K).contiguous())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_quantize_grouped_weight_dual_strided_and_e5m2(dtype):
+    # Rows and experts with padding between them, and the other FP8 format.
+    w = grouped_weights(3, 272, 400, dtype, seed=5, pad=(16, 32))
+    assert not w.is_contiguous()
+    check_weight_dual(w)
+    check_weight_dual(w, torch.float8_e5m2)
+
+
+def test_quantize_grouped_weight_dual_feeds_grouped_mm():
+    from blockscale.grouped import quantize_grouped_weight_dual
+    sizes = [100, 0, 300, 28]
+    G, N, K = len(sizes), 272, 400
+    w = grouped_weights(G, N, K, torch.bfloat16, seed=3).contiguous()
+    x = torch.randn(sum(sizes), K, device="cuda").to(torch.bfloat16)
+    aq, as_ = blockscale.quantize(x, "1x128")
+    offs = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
+    wq, ws, wtq, wts = quantize_grouped_weight_dual(w)
+    out = grouped_mm(aq, as_, wq, ws, offs)
+    q1, s1 = quantize_grouped_weight(w)
+    assert torch.equal(out, grouped_mm(aq, as_, q1, s1, offs))
+    gy = torch.randn(sum(sizes), N, device="cuda").to(torch.bfloat16)
+    gq, gs = blockscale.quantize(gy, "1x128")
+    dx = grouped_mm(gq, gs, wtq, wts, offs)
+    qt1, st1 = quantize_grouped_weight(w.transpose(1, 2).contiguous())
+    assert torch.equal(dx, grouped_mm(gq, gs, qt1, st1, offs))
+
+
+def test_quantize_grouped_weight_dual_op_fake_and_errors():
+    from blockscale.grouped import quantize_grouped_weight_dual
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        w = torch.empty(3, 272, 400, device="cuda", dtype=torch.bfloat16)
+        wq, ws, wtq, wts = torch.ops.blockscale.quantize_grouped_weight_dual(w)
+        assert wq.shape == (3, 272, 400) and wq.dtype == FP8
+        assert ws.shape == (3, 3, 4) and wts.shape == (3, 4, 3)
+        assert wtq.shape == (3, 400, 272) and wtq.is_contiguous()
+    w = torch.randn(3, 272, 400, device="cuda").to(torch.bfloat16)
+    f = torch.compile(lambda t: torch.ops.blockscale.quantize_grouped_weight_dual(t),
+                      fullgraph=True)
+    for a, b in zip(f(w), quantize_grouped_weight_dual(w)):
+        assert torch.equal(a.view(torch.uint8) if a.dtype == FP8 else a,
+                           b.view(torch.uint8) if b.dtype == FP8 else b)
+    with pytest.raises(ValueError, match="multiples of 16"):
+        quantize_grouped_weight_dual(w[:, :100])
+    with pytest.raises(ValueError, match="3-D"):
+        quantize_grouped_weight_dual(w[0])
+    with pytest.raises(ValueError, match="unit K stride"):
+        quantize_grouped_weight_dual(w.transpose(1, 2)[:, :, :256])
+    # No experts: empty results, no launch.
+    e = quantize_grouped_weight_dual(w[:0])
+    assert e[0].shape == (0, 272, 400) and e[3].shape == (0, 4, 3)

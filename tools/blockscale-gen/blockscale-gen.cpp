@@ -57,7 +57,9 @@ static cl::opt<std::string> opKind("op", cl::init("gemm"),
                                    cl::cat(cat));
 static cl::opt<int64_t>
     optGroups("groups", cl::init(8),
-              cl::desc("--op grouped: number of groups G (default: 8)"),
+              cl::desc("--op grouped: number of groups G (default: 8); "
+                       "quantize --dual --recipe=128x128: a batched cast of "
+                       "G matrices (-1: given at launch)"),
               cl::cat(cat));
 static cl::opt<std::string> optGrouping(
     "grouping", cl::init("contiguous"),
@@ -428,14 +430,18 @@ static int runQuantize(const QuantDesc &desc, const QuantKernel &kernel) {
   if (auto ctx = ensureContext(); !ctx)
     return fail(ctx.takeError());
   int64_t rows = desc.rows > 0 ? desc.rows : 4096;
+  // A batched cast (--groups): G matrices of rows x cols, stacked; each has
+  // the reference of a single cast, with row-major scales per matrix.
+  const bool batched = desc.groups != 0;
+  const int64_t G = desc.groups > 0 ? desc.groups : batched ? 3 : 1;
   uint64_t seed = optSeed ? uint64_t(optSeed) : uint64_t(std::random_device{}());
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.f, 1.f);
   std::uniform_int_distribution<int> mag(-8, 8);
   int ib = dtypeBytes(desc.in);
-  std::vector<float> x(size_t(rows) * desc.cols);
+  std::vector<float> x(size_t(G * rows) * desc.cols);
   std::vector<uint8_t> xbytes(x.size() * ib);
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = 0; r < G * rows; ++r) {
     float rm = std::ldexp(1.f, mag(rng));
     for (int64_t c = 0; c < desc.cols; ++c) {
       float v = normal(rng) * rm * (c % 97 == 0 ? 16.f : 1.f);
@@ -470,17 +476,26 @@ static int runQuantize(const QuantDesc &desc, const QuantKernel &kernel) {
     Result &r = results[i];
     r.desc = desc;
     r.desc.dual = false;
+    r.desc.groups = 0;
     if (i == 1)
       r.desc.transpose = !desc.transpose;
     auto gOr = quantScaleGeometry(r.desc, rows, 0);
     if (!gOr)
       return fail(gOr.takeError());
     r.g = *gOr;
+    if (batched) {
+      r.g.strideRow = r.g.cols;
+      r.g.strideCol = 1;
+      r.g.allocElements = r.g.rows * r.g.cols;
+    }
     r.ldq = r.desc.writesTransposed() ? rows : desc.cols;
-    r.qRef.assign(size_t(rows) * desc.cols, 0xee);
-    r.sRef.assign(r.g.allocElements, -1.f);
-    ref::quantize(r.desc, x.data(), rows, desc.cols, r.qRef.data(), r.ldq,
-                  r.sRef.data(), r.g);
+    const size_t matrix = size_t(rows) * desc.cols;
+    r.qRef.assign(G * matrix, 0xee);
+    r.sRef.assign(G * r.g.allocElements, -1.f);
+    for (int64_t g = 0; g < G; ++g)
+      ref::quantize(r.desc, x.data() + g * matrix, rows, desc.cols,
+                    r.qRef.data() + g * matrix, r.ldq,
+                    r.sRef.data() + g * r.g.allocElements, r.g);
     if (auto e = r.Q.alloc(d, r.qRef.size()))
       return fail(std::move(e));
     if (auto e = r.S.alloc(d, r.sRef.size() * 4))
@@ -507,6 +522,7 @@ static int runQuantize(const QuantDesc &desc, const QuantKernel &kernel) {
     args.sT = static_cast<float *>(results[1].S.get());
   }
   args.rows = rows;
+  args.groups = batched ? G : 0;
   if (auto e = kernel(args, nullptr))
     return fail(std::move(e));
   if (auto e = d.check(d.cuCtxSynchronize(), "kernel execution"))
@@ -525,13 +541,18 @@ static int runQuantize(const QuantDesc &desc, const QuantKernel &kernel) {
     for (size_t i = 0; i < s.size(); ++i)
       r.sBad += std::memcmp(&s[i], &r.sRef[i], 4) != 0;
     ok = ok && r.qBad == 0 && r.sBad == 0;
-    outBytes += double(q.size()) + double(r.g.rows * r.g.cols) * 4;
+    outBytes += double(q.size()) + double(G * r.g.rows * r.g.cols) * 4;
     llvm::outs() << llvm::formatv(
         "check: quantize {0}x{1} {2} {3}x{4}{5}{6}{7} -> {8}: fp8 "
         "mismatches={9}/{10} scale mismatches={11}/{12} seed={13} -> {14}\n",
-        rows, desc.cols, toString(desc.in), r.desc.blockRows,
-        r.desc.blockCols, r.desc.transpose ? " transpose" : "",
-        r.desc.colMajor ? " col_major" : "", desc.dual ? " (dual)" : "",
+        batched ? std::to_string(G) + "x" + std::to_string(rows)
+                : std::to_string(rows),
+        desc.cols, toString(desc.in), r.desc.blockRows, r.desc.blockCols,
+        r.desc.transpose ? " transpose" : "",
+        r.desc.colMajor ? " col_major" : "",
+        batched     ? " (batched dual)"
+        : desc.dual ? " (dual)"
+                    : "",
         toString(desc.out), r.qBad, q.size(), r.sBad, s.size(), seed,
         r.qBad == 0 && r.sBad == 0 ? "PASS" : "FAIL");
   }
@@ -692,6 +713,9 @@ int main(int argc, char **argv) {
     q.transpose = optTranspose;
     q.colMajor = optColMajor;
     q.dual = optDual;
+    // --groups with --dual: the batched dual cast of --groups matrices.
+    if (optGroups.getNumOccurrences())
+      q.groups = optGroups;
     q.rows = optRows;
     q.cols = optCols;
     q.debug = *debug;

@@ -163,6 +163,13 @@ struct QuantDesc {
   /// result must be in input order (writesTransposed() false) with 1x128 or
   /// 128x128 blocks in the input's frame; the second is written transposed.
   bool dual = false;
+  /// A batched dual cast (blockscale.quantize_grouped_weight_dual): x is a
+  /// stack of matrices of rows x cols, e.g. expert weights (G, N, K), and
+  /// each is cast on its own into both results, (G, rows, cols) and (G,
+  /// cols, rows), with tiles and blocks that never straddle two matrices.
+  /// 0: a single matrix; -1: the count is given at launch
+  /// (QuantArgs::groups); > 0: that many. Needs dual and 128x128 blocks.
+  int64_t groups = 0;
 
   std::string key() const;
   llvm::Error validate() const;
@@ -181,6 +188,13 @@ struct QuantArgs {
   float *sT = nullptr;
   int64_t ldqT = 0;     // 0: dense (rows)
   int64_t ldScaleT = 0; // 0: round_up(contiguous extent, 4)
+  /// A batched cast (QuantDesc::groups): the matrices (required when the
+  /// description's count is dynamic) and the element distances from one
+  /// matrix to the next of x, q, s, qT and sT (0: packed, i.e. rows * ldx,
+  /// rows * ldq, the scale allocation of one matrix, cols * ldqT, ...).
+  int64_t groups = 0;
+  int64_t groupStrideX = 0, groupStrideQ = 0, groupStrideScale = 0;
+  int64_t groupStrideQT = 0, groupStrideScaleT = 0;
 };
 
 } // namespace blockscale

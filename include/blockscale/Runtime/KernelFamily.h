@@ -165,7 +165,9 @@ struct GroupedQuantFamily {
 
 /// The scales a cast of `rows` rows (the description's when it has them)
 /// writes: their logical shape in the result's frame and physical strides
-/// (ScaleLayout.h), with leading stride ldScale (0: the default).
+/// (ScaleLayout.h), with leading stride ldScale (0: the default). Of a
+/// batched cast (QuantDesc::groups): one matrix's first result's scales,
+/// row-major (ldScale 0: the number of columns).
 llvm::Expected<ScaleGeometry> quantScaleGeometry(const QuantDesc &desc,
                                                  int64_t rows,
                                                  int64_t ldScale = 0);

@@ -79,6 +79,9 @@ struct QuantKernelSpec {
   /// layouts of one operand that the forward and backward GEMMs read.
   /// `transposed` is false then.
   bool dual = false;
+  /// A batched dual cast (with dual, 128x128 blocks): a stack of matrices,
+  /// each cast into both layouts on its own (QuantDesc::groups).
+  bool grouped = false;
   /// QuantizeTile::kThreads (bs::quantThreads): 256 workers, and for most
   /// casts a warp that issues their TMA loads and stores.
   int threads() const;

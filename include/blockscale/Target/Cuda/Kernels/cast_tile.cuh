@@ -115,6 +115,16 @@ struct CastTile {
       tmaStore2d(tQ, src, rowBase, colBase);
     bulkCommit();
   }
+  // The same into matrix `group` of a batched cast's 3-D output map.
+  __device__ static void storeTile(const QuantParams &p, const TmaDesc &tQ,
+                                   u32 src, int rowBase, int colBase, int group,
+                                   u64 keep) {
+    if (p.keepResultInL2)
+      tmaStore3dHint(tQ, src, rowBase, colBase, group, keep);
+    else
+      tmaStore3d(tQ, src, rowBase, colBase, group);
+    bulkCommit();
+  }
 
   // The 8-byte unit u of row c of a transposed tile is at unit u ^
   // swizzle(c) of that row. Writes: the lanes of a warp write one unit of
@@ -132,11 +142,15 @@ struct CastTile {
   // out through the 16 KB at `qs` and its swizzled copy at qs +
   // kSwizzledOffset: with a producer warp, each worker arrives on
   // `readyBar` once its part of that copy is written and fenced, and the
-  // producer stores it; without one, worker 0 stores it.
+  // producer stores it; without one, worker 0 stores it. `group`: the
+  // matrix of a batched cast (QuantParams::groups), whose scales and result
+  // in input order start p.gss and p.gsq elements further per matrix.
   __device__ static void castTile(const QuantParams &p, int rowBase,
                                   int colBase, const uint4 (&v)[RPT],
                                   unsigned char *scratch, unsigned char *qs,
-                                  const TmaDesc *tQ, u32 readyBar) {
+                                  const TmaDesc *tQ, u32 readyBar,
+                                  int group = 0) {
+    float *const sG = p.s + group * p.gss;
     auto red = reinterpret_cast<float(*)[128]>(scratch);
     float *blockInv = reinterpret_cast<float *>(scratch + kInvOffset);
 
@@ -169,8 +183,8 @@ struct CastTile {
       const float a = fmaxf(mine, 1e-12f);
       const float invMine = kFp8Max / a;
       if (cg < RPT && row0 + cg < p.rows)
-        p.s[static_cast<long long>(row0 + cg) * p.ssr +
-            static_cast<long long>(colBase / 128) * p.ssc] = a / kFp8Max;
+        sG[static_cast<long long>(row0 + cg) * p.ssr +
+           static_cast<long long>(colBase / 128) * p.ssc] = a / kFp8Max;
       const int groupLane = lane - cg % 32; // lane of cg == 0 in this group
 #pragma unroll
       for (int i = 0; i < RPT; ++i)
@@ -204,8 +218,8 @@ struct CastTile {
         const float a = fmaxf(m, 1e-12f);
         blockInv[t] = kFp8Max / a;
         if (colBase + t < p.cols)
-          p.s[static_cast<long long>(rowBase / 128) * p.ssr +
-              static_cast<long long>(colBase + t) * p.ssc] = a / kFp8Max;
+          sG[static_cast<long long>(rowBase / 128) * p.ssr +
+             static_cast<long long>(colBase + t) * p.ssc] = a / kFp8Max;
       }
       workerSync();
 #pragma unroll
@@ -234,8 +248,8 @@ struct CastTile {
           mm = fmaxf(mm, red[0][w]);
         const float a = fmaxf(mm, 1e-12f);
         blockInv[0] = kFp8Max / a;
-        p.s[static_cast<long long>(rowBase / 128) * p.ssr +
-            static_cast<long long>(colBase / 128) * p.ssc] = a / kFp8Max;
+        sG[static_cast<long long>(rowBase / 128) * p.ssr +
+           static_cast<long long>(colBase / 128) * p.ssc] = a / kFp8Max;
       }
       workerSync();
       inv[0] = blockInv[0];
@@ -246,7 +260,7 @@ struct CastTile {
     };
 
     if (!TRANS) {
-      unsigned char *q = static_cast<unsigned char *>(p.q);
+      unsigned char *q = static_cast<unsigned char *>(p.q) + group * p.gsq;
       if (!colOk)
         return;
 #pragma unroll

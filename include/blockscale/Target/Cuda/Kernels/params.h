@@ -140,6 +140,12 @@ struct QuantParams {
   // Nonzero: a transposing cast's TMA stores mark the FP8 result evict_last
   // in L2 (quantKeepResultInL2).
   int keepResultInL2;
+  // A batched cast (QuantizeTile's GROUPED: a stack of `groups` matrices of
+  // rows x cols, e.g. the (G, N, K) expert weights): matrix g's result in
+  // input order starts at q + g * gsq and its scales at s + g * gss. The
+  // input and a transposed result go through 3-D TMA maps instead.
+  int groups;
+  long long gsq, gss;
 };
 
 // The group-aware cast (cast_grouped.cuh): x (tokens, cols) is cast per

@@ -103,6 +103,15 @@ __device__ __forceinline__ void tmaLoad2d(u32 dst, const TmaDesc &d, u32 bar,
                : "memory");
 }
 
+// The same for a 3-D map (a batch of matrices): z selects the matrix.
+__device__ __forceinline__ void tmaLoad3d(u32 dst, const TmaDesc &d, u32 bar,
+                                          int x, int y, int z) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::"
+               "complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(dst),
+               "l"(reinterpret_cast<u64>(&d)), "r"(bar), "r"(x), "r"(y), "r"(z)
+               : "memory");
+}
+
 // The same copy delivered to the same shared-memory offset of every CTA in
 // `ctaMask` of the cluster, completing on each CTA's barrier at `bar`'s
 // offset: one L2 read feeds several SMs.
@@ -133,6 +142,22 @@ __device__ __forceinline__ void tmaStore2dHint(const TmaDesc &d, u32 src, int x,
                ".L2::cache_hint [%0, {%2, %3}], [%1], %4;" ::"l"(
                    reinterpret_cast<u64>(&d)),
                "r"(src), "r"(x), "r"(y), "l"(policy)
+               : "memory");
+}
+// The 3-D forms of the two stores above (z selects the matrix).
+__device__ __forceinline__ void tmaStore3d(const TmaDesc &d, u32 src, int x,
+                                           int y, int z) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group"
+               " [%0, {%2, %3, %4}], [%1];" ::"l"(reinterpret_cast<u64>(&d)),
+               "r"(src), "r"(x), "r"(y), "r"(z)
+               : "memory");
+}
+__device__ __forceinline__ void tmaStore3dHint(const TmaDesc &d, u32 src, int x,
+                                               int y, int z, u64 policy) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group"
+               ".L2::cache_hint [%0, {%2, %3, %4}], [%1], %5;" ::"l"(
+                   reinterpret_cast<u64>(&d)),
+               "r"(src), "r"(x), "r"(y), "r"(z), "l"(policy)
                : "memory");
 }
 __device__ __forceinline__ u64 l2PolicyEvictLast() {

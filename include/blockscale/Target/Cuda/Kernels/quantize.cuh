@@ -29,6 +29,13 @@
 // Reading the 16-bit input once instead of twice is most of the traffic
 // saved: each FP8 result is half its bytes.
 //
+// A batched dual cast (GROUPED) casts a stack of QuantParams::groups
+// matrices, e.g. the (G, N, K) expert weights of an MoE layer, into both
+// (G, N, K) and (G, K, N): its tiles are numbered matrix by matrix and
+// never straddle two of them, and the input and the transposed result go
+// through 3-D TMA maps whose boxes are clipped at each matrix's edges, so
+// that every matrix has the tails of a single cast.
+//
 //===----------------------------------------------------------------------===//
 #ifndef BLOCKSCALE_KERNELS_QUANTIZE_CUH
 #define BLOCKSCALE_KERNELS_QUANTIZE_CUH
@@ -38,7 +45,8 @@
 
 namespace bs {
 
-template <class In, int FMT, int BR, int BC, bool TRANS, bool DUAL = false>
+template <class In, int FMT, int BR, int BC, bool TRANS, bool DUAL = false,
+          bool GROUPED = false>
 struct QuantizeTile
     : CastTile<In, FMT, BR, BC, TRANS,
                quantHasProducerWarp(16 / In::kVec, BR, TRANS)> {
@@ -50,6 +58,8 @@ struct QuantizeTile
   static_assert(!DUAL || (TRANS && BR == 128 && kProducer),
                 "a dual cast is a 128x1 or 128x128 transposing cast with a "
                 "producer warp, plus the result in input order");
+  static_assert(!GROUPED || (DUAL && BC == 128),
+                "a batched cast is the dual cast of 128x128 blocks");
   // The result in input order of a dual cast: 1x128 blocks beside a 128x1
   // transpose, 128x128 beside 128x128.
   using InOrderTile =
@@ -119,7 +129,13 @@ struct QuantizeTile
     const int cg = t % kColThreads, rg = t / kColThreads;
     const int tilesX = (p.cols + 127) / 128;
     const int tilesY = (p.rows + 127) / 128;
-    const int tiles = tilesX * tilesY;
+    const int groupTiles = tilesX * tilesY;
+    const int tiles = GROUPED ? p.groups * groupTiles : groupTiles;
+    // A batched cast's matrix, and the tile's number within it.
+    auto groupOf = [&](int tile) { return GROUPED ? tile / groupTiles : 0; };
+    auto local = [&](int tile) {
+      return GROUPED ? tile - groupOf(tile) * groupTiles : tile;
+    };
 
     // The first column tile of `tile`'s panel; the panel is `width` tiles
     // wide (the last one may be narrower) and holds tiles first * tilesY on.
@@ -129,6 +145,7 @@ struct QuantizeTile
       return first;
     };
     auto tileCol = [&](int tile) {
+      tile = local(tile);
       if (!TRANS)
         return tile % tilesX;
       int width;
@@ -136,6 +153,7 @@ struct QuantizeTile
       return first + (tile - first * tilesY) % width;
     };
     auto tileRow = [&](int tile) {
+      tile = local(tile);
       if (!TRANS)
         return tile / tilesX;
       int width;
@@ -146,8 +164,12 @@ struct QuantizeTile
     // transaction bytes, so every stage expects a full tile.
     auto fill = [&](int tile, int s) {
       mbarArriveExpectTx(ring.full(s), kTileBytes);
-      tmaLoad2d(ringAddr + s * kTileBytes, tX, ring.full(s),
-                tileCol(tile) * 128, tileRow(tile) * 128);
+      if constexpr (GROUPED)
+        tmaLoad3d(ringAddr + s * kTileBytes, tX, ring.full(s),
+                  tileCol(tile) * 128, tileRow(tile) * 128, groupOf(tile));
+      else
+        tmaLoad2d(ringAddr + s * kTileBytes, tX, ring.full(s),
+                  tileCol(tile) * 128, tileRow(tile) * 128);
     };
 
     // Under a programmatic launch (gridDepWait, ptx_sm90.cuh) the set-up
@@ -175,7 +197,7 @@ struct QuantizeTile
 
     if (t >= kWorkers) {
       if (kProducer && t == boss)
-        produce(p, tQ, ring, ringAddr, tiles, tileRow, tileCol, fill);
+        produce(p, tQ, ring, ringAddr, tiles, tileRow, tileCol, groupOf, fill);
       return;
     }
 
@@ -216,11 +238,12 @@ struct QuantizeTile
       // The result in input order goes straight from registers to global
       // memory; its block maxima and inverses use the scratch behind the
       // workers' barriers before the transposed cast reuses it.
+      const int group = groupOf(tile);
       if constexpr (DUAL)
-        InOrderTile::castTile(*pIn, tileRow(tile) * 128, tileCol(tile) * 128,
-                              v, sh.scratch, nullptr, nullptr, 0);
-      Tile::castTile(p, tileRow(tile) * 128, tileCol(tile) * 128, v,
-                     sh.scratch, stage, tQ, ring.empty(st.index));
+        InOrderTile::castTile(*pIn, tileRow(tile) * 128, tileCol(tile) * 128, v,
+                              sh.scratch, nullptr, nullptr, 0, group);
+      Tile::castTile(p, tileRow(tile) * 128, tileCol(tile) * 128, v, sh.scratch,
+                     stage, tQ, ring.empty(st.index), group);
       st.advance();
     }
     if (TRANS && !kProducer && t == 0)
@@ -231,19 +254,22 @@ struct QuantizeTile
   // stage: store its transpose (a transposing cast), wait until the store
   // has read the stage, and refill the stage with tile j + kQuantStages. The
   // workers meanwhile go on with tiles j + 1 and j + 2.
-  template <class RowF, class ColF, class FillF>
+  template <class RowF, class ColF, class GroupF, class FillF>
   __device__ static void produce(const QuantParams &p, const TmaDesc *tQ,
                                  const Ring &ring, u32 ringAddr, int tiles,
-                                 RowF tileRow, ColF tileCol, FillF fill) {
+                                 RowF tileRow, ColF tileCol, GroupF groupOf,
+                                 FillF fill) {
     const u64 keep = TRANS ? l2PolicyEvictLast() : 0;
     Pipe st;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       ring.waitEmpty(st);
-      if (TRANS)
-        Tile::storeTile(p, *tQ,
-                        ringAddr + st.index * kTileBytes +
-                            Tile::kSwizzledOffset,
-                        tileRow(tile) * 128, tileCol(tile) * 128, keep);
+      const u32 src = ringAddr + st.index * kTileBytes + Tile::kSwizzledOffset;
+      if constexpr (GROUPED)
+        Tile::storeTile(p, *tQ, src, tileRow(tile) * 128, tileCol(tile) * 128,
+                        groupOf(tile), keep);
+      else if (TRANS)
+        Tile::storeTile(p, *tQ, src, tileRow(tile) * 128, tileCol(tile) * 128,
+                        keep);
       const int next = tile + kQuantStages * gridDim.x;
       if (next < tiles) {
         // The TMA write (async proxy) must follow the workers' accesses to
