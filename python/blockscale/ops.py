@@ -312,6 +312,23 @@ def _q_err(msg):
     raise ValueError("blockscale.quantize: " + msg)
 
 
+def _dual_err(msg):
+    raise ValueError("blockscale.quantize_dual: " + msg)
+
+
+def _input_row_stride(x, err):
+    """The row stride of a cast's 2-D input, which the kernels read as
+    16-byte aligned rows of unit column stride (TMA); `err` raises."""
+    R, C = x.shape
+    if C > 1 and x.stride(1) != 1:
+        err(f"expected a row-major input (unit column stride) but got strides "
+            f"{tuple(x.stride())}")
+    ldx = x.stride(0) if R > 1 else C
+    if (ldx * x.element_size()) % 16 or x.data_ptr() % 16:
+        err(f"expected 16-byte aligned input rows but got row stride {ldx} x {x.dtype}")
+    return ldx
+
+
 def _quant_layout(x, recipe, transpose, layout, fp8_dtype):
     if recipe not in RECIPES:
         _q_err(f"expected recipe '1x128', '128x1' or '128x128' but got {recipe!r}")
@@ -334,13 +351,7 @@ def _quantize_impl(x: Tensor, recipe: str, transpose: bool = False,
                    fp8_dtype: torch.dtype = torch.float8_e4m3fn) -> Tuple[Tensor, Tensor]:
     R, C, L, q_strides, s_shape, s_strides = _quant_layout(x, recipe, transpose, layout,
                                                            fp8_dtype)
-    if C > 1 and x.stride(1) != 1:
-        _q_err(f"expected a row-major input (unit column stride) but got strides "
-               f"{tuple(x.stride())}")
-    ldx = x.stride(0) if R > 1 else C
-    esize = x.element_size()
-    if (ldx * esize) % 16 or x.data_ptr() % 16:
-        _q_err(f"expected 16-byte aligned input rows but got row stride {ldx} x {x.dtype}")
+    ldx = _input_row_stride(x, _q_err)
     writes_t = transpose != (layout == "col_major")
     if writes_t and R % 16:
         _q_err(f"expected rows to be a multiple of 16 for a transposed result (its FP8 rows "
@@ -404,9 +415,8 @@ DUAL_RECIPES = ("1x128", "128x128")
 
 def _dual_layout(x, recipe, fp8_dtype):
     if recipe not in DUAL_RECIPES:
-        raise ValueError(f"blockscale.quantize_dual: expected recipe '1x128' or '128x128' "
-                         f"(blocks of the result in input order) but got {recipe!r}; cast "
-                         f"a 128x1 result with blockscale.quantize")
+        _dual_err(f"expected recipe '1x128' or '128x128' (blocks of the result in input "
+                  f"order) but got {recipe!r}; cast a 128x1 result with blockscale.quantize")
     R, C, L, q_strides, s_shape, s_strides = _quant_layout(x, recipe, False, "row_major",
                                                            fp8_dtype)
     _, _, Lt, qt_strides, st_shape, st_strides = _quant_layout(x, recipe, True, "row_major",
@@ -427,19 +437,13 @@ def _quantize_dual_impl(x: Tensor, recipe: str,
                         fp8_dtype: torch.dtype = torch.float8_e4m3fn
                         ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     R, C, (q, s, qt, st) = _dual_outputs(x, recipe, fp8_dtype)
-    if C > 1 and x.stride(1) != 1:
-        raise ValueError(f"blockscale.quantize_dual: expected a row-major input (unit column "
-                         f"stride) but got strides {tuple(x.stride())}")
-    ldx = x.stride(0) if R > 1 else C
-    if (ldx * x.element_size()) % 16 or x.data_ptr() % 16:
-        raise ValueError(f"blockscale.quantize_dual: expected 16-byte aligned input rows but "
-                         f"got row stride {ldx} x {x.dtype}")
+    ldx = _input_row_stride(x, _dual_err)
     if R % 16 or C % 16:
-        raise ValueError(f"blockscale.quantize_dual: expected rows and columns to be "
-                         f"multiples of 16 (each is the FP8 row length of one result) but "
-                         f"got {R}x{C}; pad the tensor or use two blockscale.quantize calls")
+        _dual_err(f"expected rows and columns to be multiples of 16 (each is the FP8 row "
+                  f"length of one result) but got {R}x{C}; pad the tensor or use two "
+                  f"blockscale.quantize calls")
     if x.device.type != "cuda":
-        raise ValueError(f"blockscale.quantize_dual: expected a CUDA tensor but got {x.device}")
+        _dual_err(f"expected a CUDA tensor but got {x.device}")
     if R == 0 or C == 0:
         return q, s, qt, st
     key = (IN_DTYPES[x.dtype], FP8_DTYPES[fp8_dtype], recipe, "dual", C)
