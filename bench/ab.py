@@ -4,7 +4,8 @@
 
 Run on the GPU machine (scripts/gpu-check.sh ab does):
   PYTHONPATH=python python3 bench/ab.py --variants FILE [--variant 'LINE' ...]
-      [--shapes issue28] [--casts] [--rounds 2] [--tolerance 0.02] [--json F]
+      [--shapes issue28] [--casts] [--grouped all] [--rounds 2] [--tolerance 0.02]
+      [--json F]
 
 Variants file: one variant per line, `name key=value ...`; `#` starts a
 comment, blank lines are skipped; or a JSON list of objects with the same
@@ -332,6 +333,109 @@ def cast_shape(case, variants, rounds):
     return res
 
 
+def grouped_cases(which):
+    """(kind, G, rows per group, N, K) of bench_grouped.py's m-grouped table."""
+    import bench_grouped as bgr
+    out = []
+    if which in ("all", "contiguous"):
+        out += [("contiguous", G, m, N, K) for G, m in bgr.CONTIGUOUS for N, K in bgr.NK]
+    if which in ("all", "masked"):
+        out += [("masked", G, m, N, K) for G, m in bgr.MASKED for N, K in bgr.NK]
+    return out
+
+
+def grouped_shape(case, variants, rounds):
+    """One m-grouped GEMM (bench_grouped.py's operands: equal contiguous groups,
+    masked counts in [0.7, 1] x Mmax) for every variant; `force` is the grouped
+    forceTile (bm, bn, stages)."""
+    import random
+    import torch
+    import bench_gemm as bg
+    import bench_grouped as bgr
+    import blockscale
+    from blockscale import _capi, _grouped_check
+    from blockscale import grouped as gm
+    from blockscale.reference import dequantize
+    kind, G, mpg, N, K = case
+    bg.seed_for(kind, G, mpg, N, K)
+    bq, bs = bgr.weights(G, N, K, 1)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    if kind == "contiguous":
+        M = G * mpg
+        x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+        aq, as_ = blockscale.quantize(x, "1x128")
+        starts = [i * mpg for i in range(G + 1)]
+        groups = torch.tensor(starts[1:], device="cuda", dtype=torch.int32)
+        a32 = dequantize(aq, as_, "1x128")
+        refs = [(i, a32[starts[i]:starts[i + 1]] @ dequantize(bq[i], bs[i], "128x128").t())
+                for i in range(G)]
+        _, _, _, _, ldsa, sb = _grouped_check.check_contiguous(
+            gm._t(aq), gm._t(as_), gm._t(bq), gm._t(bs), gm._t(groups), "bf16")
+        rows_of = lambda out, i: out[starts[i]:starts[i + 1]]  # noqa: E731
+        out_shape, m_arg, m_max, valid = (M, N), M, 0, M
+    else:
+        rnd = random.Random(7)
+        counts = [int(mpg * rnd.uniform(0.7, 1.0)) for _ in range(G)]
+        x = torch.randn(G, mpg, K, device="cuda").to(torch.bfloat16)
+        aq, as_ = gm.quantize_grouped_activation_masked(x)
+        groups = torch.tensor(counts, device="cuda", dtype=torch.int32)
+        kb = as_.shape[2]
+        as2 = as_.as_strided((G * mpg, kb), (1, as_.stride(2)), as_.storage_offset())
+        a32 = dequantize(aq.reshape(G * mpg, K), as2, "1x128").view(G, mpg, K)
+        refs = [(g, a32[g, :c] @ dequantize(bq[g], bs[g], "128x128").t())
+                for g, c in enumerate(counts) if c]
+        _, _, _, _, ldsa, sb = _grouped_check.check_masked(
+            gm._t(aq), gm._t(as_), gm._t(bq), gm._t(bs), gm._t(groups), "bf16")
+        rows_of = lambda out, g: out[g, :counts[g]]  # noqa: E731
+        out_shape, m_arg, m_max, valid = (G, mpg, N), -1, mpg, sum(counts)
+    del a32
+    res, live = {}, []
+    for v in variants:
+        try:
+            kern = _capi.GroupedGemmKernel(_capi.grouped_desc(
+                kind, G, N, K, m_max=m_max, m_per_group_hint=mpg, force_tile=v["force"],
+                L=v["L"]), v["L"])
+        except _capi.BlockscaleError as e:
+            res[v["name"]] = {"error": str(e).splitlines()[0][:200], "ms": [],
+                              "MNK": (valid, N, K)}
+            continue
+        out = torch.full(out_shape, float("nan"), device="cuda", dtype=torch.bfloat16)
+        args = _capi.GroupedGemmArgs()
+        v["L"].bs_grouped_gemm_args_init(args)
+        args.a, args.a_scale, args.b, args.b_scale = (aq.data_ptr(), as_.data_ptr(),
+                                                      bq.data_ptr(), bs.data_ptr())
+        args.groups, args.c, args.m, args.ldsa = groups.data_ptr(), out.data_ptr(), m_arg, ldsa
+        args.sb_stride_g, args.sb_stride_n, args.sb_stride_k = sb
+        call = (lambda k, a: lambda: k.launch(a, torch.cuda.current_stream().cuda_stream))(
+            kern, args)
+
+        def check(out=out, call=call):
+            out.fill_(float("nan"))
+            call()
+            torch.cuda.synchronize()
+            return max(bgr.relerr(rows_of(out, i), ref) for i, ref in refs)
+
+        set_pdl(v)
+        err = check()
+        r = {"ms": [], "MNK": (valid, N, K), "relerr": err, "kernel": kern.info(),
+             "key": kern.info(), "graph": bg.capture_graph(call), "check": "",
+             "keep": (kern, out, args, check)}
+        res[v["name"]] = r
+        live.append(v)
+    for i in range(rounds):
+        for v in (live if i % 2 == 0 else live[::-1]):
+            r = res[v["name"]]
+            r["ms"].append(bg.bench(r["graph"].replay) / 10)
+    for v in live:
+        r = res[v["name"]]
+        r["relerr_after"] = r["keep"][-1]()
+        ok = r["relerr"] < bgr.TOL and r["relerr_after"] < bgr.TOL
+        r["ok"] = ok
+        r["check"] = f"relerr {r['relerr']:.1e}/{r['relerr_after']:.1e} {'PASS' if ok else 'FAIL'}"
+        del r["graph"], r["keep"]
+    return res
+
+
 def tflops_fmt(r, ms):
     return rt.tflops(*r["MNK"], ms)
 
@@ -356,6 +460,9 @@ def main(argv=None):
                         "128x7168x16384,wgrad:14336x4096x16384:f32 | none")
     p.add_argument("--casts", action=argparse.BooleanOptionalAction, default=False,
                    help="also the casts of bench_quant.py")
+    p.add_argument("--grouped", choices=("none", "all", "contiguous", "masked"), default="none",
+                   help="also the m-grouped GEMMs of bench_grouped.py (a variant's force is "
+                        "then the grouped forceTile: bm, bn, stages)")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--tolerance", type=float, default=0.02,
                    help="the verdict's band around the first variant (0.02: ±2 %%)")
@@ -401,6 +508,14 @@ def main(argv=None):
         print("\n".join(shape_block(title, res, order, "TFLOP/s", fmt)), flush=True)
         for names in same:
             print(f"  note: {', '.join(names)} run the same binary here", flush=True)
+        bad += [f"{title} {n}" for n, r in res.items() if r.get("ok") is False]
+        notrun += [f"{title} {n}: {r['error']}" for n, r in res.items() if r.get("error")]
+    for case in grouped_cases(args.grouped):
+        title = "grouped {} G={} m={} {}x{}".format(*case)
+        res = grouped_shape(case, variants, args.rounds)
+        gemm.append((title, res))
+        fmt = lambda r, ms: f"{tflops_fmt(r, ms):7.1f}"
+        print("\n".join(shape_block(title, res, order, "TFLOP/s", fmt)), flush=True)
         bad += [f"{title} {n}" for n, r in res.items() if r.get("ok") is False]
         notrun += [f"{title} {n}: {r['error']}" for n, r in res.items() if r.get("error")]
     if args.casts:

@@ -191,7 +191,8 @@ grouped_sass() {
 v_grouped() {
   grouped_sass contiguous --groups 8 --m 4096 --n 4096 --k 7168
   grouped_sass masked_f32 --groups 32 --grouping masked --m 20 --n 4096 --k 7168 --out-dtype f32
-  grouped_sass bm128 --groups 8 --m 512 --n 4096 --k 7168
+  grouped_sass pairs --groups 8 --m 512 --n 4096 --k 7168
+  grouped_sass bm256_pairs --groups 8 --m 4096 --n 4096 --k 2048
   run 600 python3 -m pytest -x -q -p no:cacheprovider test/gpu/test_grouped.py -s
 }
 

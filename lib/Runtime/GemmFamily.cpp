@@ -330,36 +330,13 @@ llvm::Error GemmFamily::launch(CompiledKernel &kernel, const LaunchConfig &launc
                                             bs::kSplitKCounterBytes);
   }
 
-  auto sms = currentDeviceSMs();
-  if (!sms)
-    return sms.takeError();
   // Units are (cluster group, split) pairs, as DenseTileScheduler counts
   // them (with ksplit a cluster takes the splits of one tile).
   const int64_t units = p.tilesM * groupsN * (s.ksplit > 1 ? 1 : p.splits);
-
   CUlaunchConfig cfg;
-  std::memset(&cfg, 0, sizeof(cfg));
-  cfg.gridDimY = cfg.gridDimZ = 1;
-  cfg.blockDimX = s.threads();
-  cfg.blockDimY = cfg.blockDimZ = 1;
-  cfg.sharedMemBytes = s.smemBytes();
-  cfg.hStream = stream;
   CUlaunchAttribute attrs[2];
-  std::memset(attrs, 0, sizeof(attrs));
-  int64_t slots = *sms; // persistent CTAs (or clusters) resident at once
-  if (s.clusterCtas() > 1) {
-    attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attrs[0].value.clusterDim.x = s.clusterCtas();
-    attrs[0].value.clusterDim.y = attrs[0].value.clusterDim.z = 1;
-    cfg.attrs = attrs;
-    cfg.numAttrs = 1;
-    auto maxClusters = kernel.maxActiveClusters(cfg);
-    if (!maxClusters)
-      return maxClusters.takeError();
-    slots = *maxClusters;
-  }
-  cfg.gridDimX = unsigned(std::min<int64_t>(units, slots) * s.clusterCtas());
-  addProgrammaticLaunch(cfg, attrs);
+  if (auto e = persistentLaunchConfig(kernel, s, units, stream, cfg, attrs))
+    return e;
   void *params[] = {&p, &tA, &tB, &tSA, &tSB, &tC};
   return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
                  "cuLaunchKernelEx");

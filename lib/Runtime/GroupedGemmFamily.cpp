@@ -141,7 +141,7 @@ llvm::Error GroupedGemmDesc::validate() const {
 llvm::Expected<KernelSpec>
 GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b, DType out, int bm, int bn,
                            int stages, unsigned debug, bool kGrouped,
-                           bool accumulate) {
+                           bool accumulate, int64_t k, int cluster) {
   if (!bs::gemmTileImplemented(bm, bn))
     return invalidArgument(llvm::formatv(
         "grouped GEMM: expected bm in {{64, 128, 256} and bn a multiple of 16 "
@@ -155,8 +155,15 @@ GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b, DType out, int bm, int bn,
         "grouped GEMM: expected 1 <= stages <= {0} for bm = {1}, bn = {2} "
         "(shared memory) but got stages = {3}",
         maxStages, bm, bn, stages));
+  if (cluster != 1 && (cluster != 2 || kGrouped || bm == 64))
+    return invalidArgument(llvm::formatv(
+        "grouped GEMM: expected cluster = 1, or 2 (CTA pairs) for an "
+        "m-grouped kernel with bm = 128 or 256, but got cluster = {0} with "
+        "bm = {1}{2}",
+        cluster, bm, kGrouped ? " for the k-grouped kernel" : ""));
   KernelSpec s;
   s.kind = KernelKind::GroupedGemm;
+  s.gemm.cluster = cluster;
   s.gemm.a = a;
   s.gemm.b = b;
   s.gemm.out = out;
@@ -166,25 +173,58 @@ GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b, DType out, int bm, int bn,
   if (kGrouped) {
     s.gemm.form = GemmForm::Wgrad;
     s.gemm.accumulate = accumulate;
+  } else {
+    // Every group's products are K deep: the dense forward kernels' rule.
+    s.gemm.kblocks = stageAlignedKBlocks(s.gemm, k, 1);
   }
   s.debug = debug;
   s.name = blockscale::kernelName(s);
   return s;
 }
 
-std::pair<int, int>
-GroupedGemmFamily::defaultTile(Grouping grouping, int64_t perGroup, DType out) {
-  // Small groups waste most of a 128-row tile past their last row; large
-  // ones load each K-block of B once per 256 rows (two waves) where the
-  // bf16 staging leaves room for a 3-deep ring (f32 leaves one stage).
-  // k-grouped: every group has all of C's tiles; the dense weight
-  // gradient's one-wave 128x128 tile (its 128x1 B scales take a stage
-  // row each), as deep as shared memory allows.
-  int bm = grouping == Grouping::KContiguous        ? 128
-           : perGroup <= 64                         ? 64
-           : perGroup >= 2048 && out == DType::BF16 ? 256
-                                                    : 128;
-  return {bm, 128};
+GroupedGemmFamily::Tile GroupedGemmFamily::defaultTile(Grouping grouping,
+                                                       int64_t perGroup,
+                                                       DType out, int64_t n,
+                                                       int64_t k) {
+  const bool kg = grouping == Grouping::KContiguous;
+  const int outBytes = dtypeBytes(out);
+  Tile t{128, 128, 0, 1};
+  if (kg) {
+    // Every group has all of C's tiles: the dense weight gradient's
+    // one-wave 128x128 tile (its 128x1 B scales take a stage row each).
+  } else if (perGroup <= 64) {
+    // Most of a 128-row tile would lie past a small group's last row.
+    t.bm = 64;
+  } else if (out == DType::BF16) {
+    // Measured on the H200 beside each other (bench/ab.py --grouped, the
+    // issue's expert shapes): groups of 1024 rows or more load each K-block
+    // of B once per 256 rows (two waves), 1.07-1.16x the 128 x 128 tile on
+    // 1024-row groups; smaller or ragged groups (masked buffers of 192 and
+    // 1024 rows, 0.7-1 full) waste less past their last row in 128-row
+    // tiles, and 128 x 192 tiles in CTA pairs ran 1.03-1.08x the 128 x 128
+    // tile there. f32 output keeps the 128 x 128 tile (a 256-row tile's f32
+    // staging leaves one stage).
+    const bool big = grouping == Grouping::Contiguous && perGroup >= 1024;
+    t.bm = big ? 256 : 128;
+    t.bn = big ? 128 : 192;
+  }
+  t.stages = std::max(1, bs::gemmMaxStages(t.bm, t.bn, outBytes, kg,
+                                           bs::kMaxDynamicSmemBytes));
+  // CTA pairs share A through multicast. The 128 x 192 tile takes them; the
+  // 256-row tile only where its K loop is not stage-aligned (K = 2048 with
+  // pairs: 1.02-1.03x; with the aligned rounds pairs gained nothing). A
+  // pair needs an even count of N tiles.
+  GemmKernelSpec g;
+  g.bm = t.bm;
+  g.bn = t.bn;
+  g.stages = t.stages;
+  const bool pairs =
+      !kg && n > 0 &&
+      ((t.bm == 128 && t.bn == 192) ||
+       (t.bm == 256 && stageAlignedKBlocks(g, k, 1) == 0));
+  if (pairs && (n + t.bn - 1) / t.bn % 2 == 0)
+    t.cluster = 2;
+  return t;
 }
 
 llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
@@ -194,23 +234,29 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   int64_t perGroup = d.mPerGroupHint;
   if (perGroup == 0)
     perGroup = d.grouping == Grouping::Masked ? d.mMax : 4096;
-  auto [bm, bn] = defaultTile(d.grouping, perGroup, d.out);
-  int stages = 0;
-  if (!d.forceTile.empty()) {
+  Tile t = defaultTile(d.grouping, perGroup, d.out, d.n, kg ? 0 : d.k);
+  if (d.forceTile.empty())
+    return specFor(d.a, d.b, d.out, t.bm, t.bn, t.stages, d.debug, kg,
+                   d.accumulate, kg ? 0 : d.k, t.cluster);
+  // A forced tile starts from the rule's bm and bn, one CTA per tile, as
+  // many stages as fit.
+  int bm = t.bm, bn = t.bn, stages = 0, cluster = 1;
+  {
     llvm::SmallVector<llvm::StringRef> items;
     llvm::StringRef(d.forceTile).split(items, ',', -1, false);
     for (llvm::StringRef item : items) {
       auto [key, value] = item.trim().split('=');
       int v = 0;
       bool bad = value.trim().getAsInteger(10, v);
-      int *slot = key == "bm"       ? &bm
-                  : key == "bn"     ? &bn
-                  : key == "stages" ? &stages
-                                    : nullptr;
+      int *slot = key == "bm"        ? &bm
+                  : key == "bn"      ? &bn
+                  : key == "stages"  ? &stages
+                  : key == "cluster" ? &cluster
+                                     : nullptr;
       if (!slot || bad)
         return invalidArgument(
             "grouped GEMM: expected forceTile as bm=<int>,bn=<int>,"
-            "stages=<int> (any subset) but got '" +
+            "stages=<int>,cluster=<int> (any subset) but got '" +
             d.forceTile + "'");
       *slot = v;
     }
@@ -221,7 +267,8 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   if (stages == 0 && bs::gemmTileImplemented(bm, bn))
     stages = std::max(1, bs::gemmMaxStages(bm, bn, dtypeBytes(d.out), kg,
                                            bs::kMaxDynamicSmemBytes));
-  return specFor(d.a, d.b, d.out, bm, bn, stages, d.debug, kg, d.accumulate);
+  return specFor(d.a, d.b, d.out, bm, bn, stages, d.debug, kg, d.accumulate,
+                 kg ? 0 : d.k, cluster);
 }
 
 std::string blockscale::describeGroupedGemm(Grouping grouping, Fp8Type a,
@@ -246,7 +293,9 @@ std::string GroupedGemmFamily::kernelName(const Spec &g) {
                        g.wgrad() ? "k" : "", toString(g.a), toString(g.b),
                        toString(g.out), g.accumulate ? "_acc" : "", g.bm, g.bn,
                        g.stages)
-      .str();
+             .str() +
+         (g.cluster > 1 ? "_c" + std::to_string(g.cluster) : "") +
+         (g.kblocks > 0 ? "_kb" + std::to_string(g.kblocks) : "");
 }
 
 void GroupedGemmFamily::writeInstantiation(const Spec &g,
@@ -277,8 +326,13 @@ void GroupedGemmFamily::writeInstantiation(const Spec &g,
   os << llvm::formatv(
       "using BsKernel = bs::GroupedGemmSm90<bs::GemmConfig</*BM=*/{0}, "
       "/*BN=*/{1}, /*STAGES=*/{2}, /*WGRAD=*/false, /*OUT_F32=*/{3}, "
-      "/*ACCUMULATE=*/false>>;\n\n",
-      g.bm, g.bn, g.stages, g.out == DType::F32 ? "true" : "false");
+      "/*ACCUMULATE=*/false{4}>>;\n\n",
+      g.bm, g.bn, g.stages, g.out == DType::F32 ? "true" : "false",
+      g.cluster > 1 || g.kblocks > 0
+          ? llvm::formatv(", /*CLUSTER=*/{0}, /*KSPLIT=*/1, /*KBLOCKS=*/{1}",
+                          g.cluster, g.kblocks)
+                .str()
+          : std::string());
   os << "extern \"C\" __global__ void __launch_bounds__(BsKernel::kThreads, "
         "1)\n"
      << name << "(const __grid_constant__ bs::GroupedGemmParams p,\n"
@@ -381,10 +435,18 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
     return llvm::Error::success();
 
   const int64_t tilesN = ceilDiv(n, s.bn);
+  if (tilesN % s.cluster)
+    return invalidArgument(llvm::formatv(
+        "launchGroupedGemm: kernel {0} computes pairs of N tiles of {1} "
+        "columns but N = {2} makes {3} tiles, an odd count; use a kernel "
+        "without CTA pairs for this N",
+        kernel.spec.name, s.bn, n, tilesN));
   // Every group's rows are tiled on their own: at most one partial tile per
-  // group beyond the tiles of all rows together.
-  const int64_t maxUnits = masked ? g * ceilDiv(desc.mMax, s.bm) * tilesN
-                                  : (ceilDiv(rows, s.bm) + g) * tilesN;
+  // group beyond the tiles of all rows together. A unit is a CTA pair's two
+  // N tiles when the kernel runs in pairs.
+  const int64_t unitsN = tilesN / s.cluster;
+  const int64_t maxUnits = masked ? g * ceilDiv(desc.mMax, s.bm) * unitsN
+                                  : (ceilDiv(rows, s.bm) + g) * unitsN;
   if (maxUnits >= (int64_t(1) << 31) || rows + s.bm >= (int64_t(1) << 31))
     return invalidArgument(llvm::formatv(
         "launchGroupedGemm: {0} rows in {1} groups of N = {2} make up to {3} "
@@ -403,7 +465,8 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   thread_local TensorMapCache<3, 10> mc;
   const int64_t key[10] = {
       keyOf(a.a), keyOf(a.b), keyOf(a.sa), keyOf(a.c), rows,
-      n,          k,          g,           ldsa,       s.bm * 1000 + s.bn};
+      n,          k,          g,           ldsa,
+      (s.bm * 1000 + s.bn) * 4 + s.cluster};
   CUcontext curCtx = nullptr;
   if (auto e = d.check(d.cuCtxGetCurrent(&curCtx), "cuCtxGetCurrent"))
     return e;
@@ -411,8 +474,10 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   if (!mc.holds(kernel.uid, curCtx, key)) {
     mc.forget();
     if (auto e =
+            // (In pairs each CTA loads half of the A tile for both.)
             encodeTensorMap(d, &tA, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.a, k, rows,
-                            k, 128, s.bm, CU_TENSOR_MAP_SWIZZLE_128B, "A"))
+                            k, 128, s.bm / s.cluster,
+                            CU_TENSOR_MAP_SWIZZLE_128B, "A"))
       return e;
     if (auto e = encodeTensorMap(d, &tB, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.b, k,
                                  g * n, k, 128, s.bn,
@@ -447,22 +512,14 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   p.sa = static_cast<const float *>(a.sa);
   p.ldsa = ldsa;
 
-  auto sms = currentDeviceSMs();
-  if (!sms)
-    return sms.takeError();
-  CUlaunchConfig cfg;
-  std::memset(&cfg, 0, sizeof(cfg));
   // The units are unknown on the host (the sizes are on the device): one
-  // persistent CTA per SM, or fewer when even the most units fit.
-  cfg.gridDimX = unsigned(std::min<int64_t>(maxUnits, *sms));
-  cfg.gridDimY = cfg.gridDimZ = 1;
-  cfg.blockDimX = s.threads();
-  cfg.blockDimY = cfg.blockDimZ = 1;
-  cfg.sharedMemBytes = s.smemBytes();
-  cfg.hStream = stream;
+  // persistent CTA (pair) per SM (pair), or fewer when even the most units
+  // fit.
+  CUlaunchConfig cfg;
   CUlaunchAttribute attrs[2];
-  std::memset(attrs, 0, sizeof(attrs));
-  addProgrammaticLaunch(cfg, attrs);
+  if (auto e =
+          persistentLaunchConfig(kernel, s, maxUnits, stream, cfg, attrs))
+    return e;
   void *params[] = {&p, &tA, &tB, &tC};
   return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
                  "cuLaunchKernelEx");
@@ -583,20 +640,10 @@ static llvm::Error launchKGrouped(CompiledKernel &kernel,
   p.numGroups = int(g);
   p.limit = int(cap - 128 * g);
 
-  auto sms = currentDeviceSMs();
-  if (!sms)
-    return sms.takeError();
   CUlaunchConfig cfg;
-  std::memset(&cfg, 0, sizeof(cfg));
-  cfg.gridDimX = unsigned(std::min<int64_t>(units, *sms));
-  cfg.gridDimY = cfg.gridDimZ = 1;
-  cfg.blockDimX = s.threads();
-  cfg.blockDimY = cfg.blockDimZ = 1;
-  cfg.sharedMemBytes = s.smemBytes();
-  cfg.hStream = stream;
   CUlaunchAttribute attrs[2];
-  std::memset(attrs, 0, sizeof(attrs));
-  addProgrammaticLaunch(cfg, attrs);
+  if (auto e = persistentLaunchConfig(kernel, s, units, stream, cfg, attrs))
+    return e;
   void *params[] = {&p, &tA, &tB, &tSA, &tSB, &tC};
   return d.check(d.cuLaunchKernelEx(&cfg, *fn, params, nullptr),
                  "cuLaunchKernelEx");

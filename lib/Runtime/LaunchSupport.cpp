@@ -118,6 +118,40 @@ void detail::addProgrammaticLaunch(CUlaunchConfig &cfg,
   cfg.attrs = attrs;
 }
 
+llvm::Error detail::persistentLaunchConfig(CompiledKernel &kernel,
+                                           const GemmKernelSpec &spec,
+                                           int64_t units, CUstream stream,
+                                           CUlaunchConfig &cfg,
+                                           CUlaunchAttribute (&attrs)[2]) {
+  auto sms = currentDeviceSMs();
+  if (!sms)
+    return sms.takeError();
+  std::memset(&cfg, 0, sizeof(cfg));
+  std::memset(attrs, 0, sizeof(attrs));
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = spec.threads();
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = spec.smemBytes();
+  cfg.hStream = stream;
+  int64_t slots = *sms; // persistent CTAs (or clusters) resident at once
+  if (spec.clusterCtas() > 1) {
+    attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[0].value.clusterDim.x = spec.clusterCtas();
+    attrs[0].value.clusterDim.y = attrs[0].value.clusterDim.z = 1;
+    cfg.attrs = attrs;
+    cfg.numAttrs = 1;
+    auto maxClusters = kernel.maxActiveClusters(cfg);
+    if (!maxClusters)
+      return maxClusters.takeError();
+    slots = *maxClusters;
+  }
+  cfg.gridDimX =
+      unsigned(std::max<int64_t>(1, std::min<int64_t>(units, slots)) *
+               spec.clusterCtas());
+  addProgrammaticLaunch(cfg, attrs);
+  return llvm::Error::success();
+}
+
 llvm::Expected<void *> detail::runtimeWorkspace(const CudaDriver &d,
                                                 size_t bytes, CUstream stream) {
   struct Workspace {

@@ -12,6 +12,7 @@
 #ifndef BLOCKSCALE_LIB_RUNTIME_LAUNCHSUPPORT_H
 #define BLOCKSCALE_LIB_RUNTIME_LAUNCHSUPPORT_H
 
+#include "blockscale/Runtime/CompiledKernel.h"
 #include "blockscale/Runtime/CudaDriver.h"
 #include "blockscale/Runtime/KernelSpec.h"
 
@@ -85,6 +86,16 @@ inline int64_t keyOf(const void *p) {
 /// Appends the programmatic-launch attribute to cfg's attributes (storage
 /// `attrs`, which already holds cfg.numAttrs entries) when it is on.
 void addProgrammaticLaunch(CUlaunchConfig &cfg, CUlaunchAttribute *attrs);
+
+/// A persistent GEMM launch over `units` work units (a unit is a cluster's
+/// when the kernel runs in clusters): one CTA, or one cluster of
+/// spec.clusterCtas(), per slot the GPU holds at once, capped by the units;
+/// the block, shared memory and stream of `spec`, and the cluster and
+/// programmatic-launch attributes, stored in `attrs`.
+llvm::Error persistentLaunchConfig(CompiledKernel &kernel,
+                                   const GemmKernelSpec &spec, int64_t units,
+                                   CUstream stream, CUlaunchConfig &cfg,
+                                   CUlaunchAttribute (&attrs)[2]);
 
 /// Split-K scratch owned by the runtime, per (context, stream), zeroed once
 /// when (re)allocated: its arrival counters start at zero and every launch

@@ -79,7 +79,9 @@ TEST(GroupedCAPI, SourceWithoutGpu) {
   buf.resize(need);
   ASSERT_EQ(bs_grouped_gemm_source(&d, buf.data(), buf.size(), nullptr), BS_SUCCESS);
   src = buf.data();
-  EXPECT_TRUE(has(src, "/*BM=*/128, /*BN=*/128")) << src;
+  // 512-row groups: 128 x 192 tiles in CTA pairs (N = 4096: 22 N tiles).
+  EXPECT_TRUE(has(src, "/*BM=*/128, /*BN=*/192")) << src;
+  EXPECT_TRUE(has(src, "/*CLUSTER=*/2")) << src;
   // Small groups take 64-row tiles (masked: planned for mMax rows).
   d.m_per_group_hint = 0;
   d.grouping = BS_GROUPING_MASKED;

@@ -310,3 +310,53 @@ TEST(KernelSpec, KGroupedAndGroupedCastRoundTrip) {
   EXPECT_EQ(pc->threads(), 288);
   EXPECT_EQ(pc->smemBytes(), bs::groupedQuantSmemBytes(2));
 }
+
+// The m-grouped kernels take the dense forward kernels' stage-aligned rule:
+// two-wave tiles specialized for K where the last round pads at most 1/16
+// of the K-blocks.
+TEST(KernelSpec, GroupedStageAlignedK) {
+  GroupedGemmDesc d;
+  d.grouping = Grouping::Contiguous;
+  d.groups = 8;
+  d.n = 6144;
+  d.k = 7168;
+  d.mPerGroupHint = 4096;
+  auto s = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  EXPECT_EQ(s->gemm.bm, 256);
+  EXPECT_EQ(s->gemm.kblocks, 56); // 56 K-blocks in 3 stages: one empty stage
+  EXPECT_NE(s->name.find("_kb56"), std::string::npos) << s->name;
+  EXPECT_EQ(s->smemBytes(),
+            bs::gemmSmemBytes(256, 128, s->gemm.stages, 2, false, 1, 56));
+  auto p = KernelSpec::fromSource(generateCudaSource(*s));
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  EXPECT_EQ(p->serialize(), s->serialize());
+  EXPECT_EQ(p->gemm.kblocks, 56);
+  EXPECT_NE(generateCudaSource(*s).find("/*KBLOCKS=*/56"), std::string::npos);
+
+  d.k = 2048; // 16 K-blocks in 3 stages: two empty stages, 1/8 of the loop
+  auto r = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->gemm.kblocks, 0);
+  d.k = 7168;
+  d.mPerGroupHint = 512; // one-wave tiles keep the run-time K loop
+  auto o = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(o)) << llvm::toString(o.takeError());
+  EXPECT_EQ(o->gemm.bm, 128);
+  EXPECT_EQ(o->gemm.kblocks, 0);
+
+  GemmKernelSpec g;
+  g.bm = 256;
+  g.bn = 128;
+  g.stages = 3;
+  EXPECT_EQ(stageAlignedKBlocks(g, 3072, 1), 24);
+  EXPECT_EQ(stageAlignedKBlocks(g, 3072, 2), 0); // workspace splits
+  EXPECT_EQ(stageAlignedKBlocks(g, 512, 1), 0);  // two empty per four
+  g.form = GemmForm::Wgrad;
+  EXPECT_EQ(stageAlignedKBlocks(g, 3072, 1), 0);
+  auto bad = KernelSpec::parse("kind=grouped name=x a=e4m3 b=e4m3 out=f32 "
+                               "bm=128 bn=128 stages=4 grouping=k "
+                               "accumulate=0 kblocks=4");
+  EXPECT_FALSE(bool(bad));
+  llvm::consumeError(bad.takeError());
+}

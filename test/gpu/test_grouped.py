@@ -111,16 +111,15 @@ def test_contiguous_random(seed):
     poisoned_contiguous(sizes, N, K, torch.bfloat16, seed=seed, pad_rows=rnd.choice([0, 5]))
 
 
-@pytest.mark.parametrize("tile", ["bm=64,bn=128", "bm=256,bn=128", "bm=128,bn=64",
-                                  "bm=128,bn=192"])
-def test_contiguous_forced_tiles(tile):
+def forced_contiguous(tile, sizes, N, K, seed=3):
+    """The contiguous kernel of forced `tile` on poisoned output; returns its
+    name (the kernel's spec line)."""
     from blockscale import _capi, grouped as gm
-    sizes = [0, 1, 127, 129, 300, 0, 64]
-    G, N, K = len(sizes), 384, 512
+    G = len(sizes)
     M = sum(sizes) + 9
     x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
     aq, as_ = blockscale.quantize(x, "1x128")
-    bq, bs = expert_weights(G, N, K, 3)
+    bq, bs = expert_weights(G, N, K, seed)
     offs = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
     out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
     kern = _capi.GroupedGemmKernel(_capi.grouped_desc("contiguous", G, N, K, force_tile=tile))
@@ -133,9 +132,26 @@ def test_contiguous_forced_tiles(tile):
     for i, n in enumerate(sizes):
         if n:
             check_rows(out[start:start + n], a64[start:start + n] @ deq_b(bq, bs, i).t(),
-                       f"{tile} group {i}")
+                       f"{tile} K={K} group {i}")
         start += n
     assert torch.isnan(out[start:]).all()
+    return kern.info()
+
+
+@pytest.mark.parametrize("tile", ["bm=64,bn=128", "bm=256,bn=128", "bm=128,bn=64",
+                                  "bm=128,bn=192"])
+def test_contiguous_forced_tiles(tile):
+    forced_contiguous(tile, [0, 1, 127, 129, 300, 0, 64], 384, 512)
+
+
+# Two-wave tiles specialized for K (the stage-aligned rounds of the dense
+# kernels): K-blocks filling whole rounds of 3 stages (384), one padded stage
+# in the last round (4096), two (4352), and a K tail (4288: 34 K-blocks).
+@pytest.mark.parametrize("K", [384, 4096, 4352, 4288])
+def test_contiguous_stage_aligned(K):
+    info = forced_contiguous("bm=256,bn=128,stages=3", [300, 0, 1, 257, 512, 129], 256, K,
+                             seed=K)
+    assert f"_kb{-(-K // 128)}" in info, info
 
 
 def test_contiguous_op_and_zero_rows():
@@ -147,10 +163,27 @@ def test_contiguous_op_and_zero_rows():
     assert grouped_mm(aq, as_, bq, bs, offs).shape == (0, 256)
 
 
+# CTA pairs: two N tiles of one row tile, A multicast to both CTAs; with the
+# run-time K loop (512, 640) and the stage-aligned rounds (4352).
+@pytest.mark.parametrize("tile,N,K", [("bm=128,bn=128,cluster=2", 512, 512),
+                                      ("bm=256,bn=128,cluster=2", 512, 640),
+                                      ("bm=256,bn=128,stages=3,cluster=2", 256, 4352),
+                                      ("bm=128,bn=192,cluster=2", 384, 640)])
+def test_contiguous_cta_pairs(tile, N, K):
+    info = forced_contiguous(tile, [300, 0, 1, 257, 512, 129, 64], N, K, seed=N + K)
+    assert "_c2" in info, info
+
+
+def test_cta_pairs_need_an_even_tile_count():
+    from blockscale import _capi
+    with pytest.raises(_capi.BlockscaleError, match="odd count"):
+        forced_contiguous("bm=128,bn=128,cluster=2", [64, 64], 384, 256)
+
+
 @pytest.mark.parametrize("G,Mmax", [(4, 192), (6, 130), (8, 20), (3, 1)])
 @pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float32])
-def test_masked(G, Mmax, out_dtype):
-    N, K = 384, 640
+def test_masked(G, Mmax, out_dtype, tile=None, N=384):
+    K = 640
     rnd = random.Random(G * 1000 + Mmax)
     counts_l = [rnd.choice([0, 1, Mmax, rnd.randint(0, Mmax)]) for _ in range(G)]
     counts_l[0] = Mmax
@@ -162,8 +195,13 @@ def test_masked(G, Mmax, out_dtype):
     out = torch.full((G, Mmax, N), float("nan"), device="cuda", dtype=out_dtype)
     _, _, _, _, ldsa, sb = gm._grouped_check.check_masked(
         gm._t(aq), gm._t(as_), gm._t(bq), gm._t(bs), gm._t(counts), gm.OUT_DTYPES[out_dtype])
-    kern = gm._kernel("masked", G, N, K, Mmax, "e4m3", "e4m3", gm.OUT_DTYPES[out_dtype],
-                      gm._m_bucket(Mmax))
+    if tile:
+        from blockscale import _capi
+        kern = _capi.GroupedGemmKernel(_capi.grouped_desc(
+            "masked", G, N, K, m_max=Mmax, out_dtype=gm.OUT_DTYPES[out_dtype], force_tile=tile))
+    else:
+        kern = gm._kernel("masked", G, N, K, Mmax, "e4m3", "e4m3", gm.OUT_DTYPES[out_dtype],
+                          gm._m_bucket(Mmax))
     gm._launch_on(kern, gm._args(aq, as_, bq, bs, counts, out, -1, ldsa, sb), aq.device)
     torch.cuda.synchronize()
     a64 = dequantize(aq.reshape(G * Mmax, K), as_.as_strided(
@@ -173,10 +211,17 @@ def test_masked(G, Mmax, out_dtype):
             ref = a64[g * Mmax:g * Mmax + c] @ deq_b(bq, bs, g).t()
             check_rows(out[g, :c], ref, f"group {g} ({c} of {Mmax} rows)")
         assert torch.isnan(out[g, c:]).all(), f"group {g}: rows past its count were written"
-    # The op itself agrees on the valid rows.
-    out2 = grouped_mm_masked(aq, as_, bq, bs, counts, out_dtype)
-    for g, c in enumerate(counts_l):
-        assert torch.equal(out2[g, :c], out[g, :c])
+    if tile is None:  # the op itself agrees on the valid rows
+        out2 = grouped_mm_masked(aq, as_, bq, bs, counts, out_dtype)
+        for g, c in enumerate(counts_l):
+            assert torch.equal(out2[g, :c], out[g, :c])
+
+
+@pytest.mark.parametrize("tile,N", [("bm=128,bn=192,cluster=2", 384),
+                                    ("bm=256,bn=128,cluster=2", 512)])
+def test_masked_cta_pairs(tile, N):
+    test_masked(5, 192, torch.bfloat16, tile=tile, N=N)
+    test_masked(3, 300, torch.float32, tile=tile, N=N)
 
 
 def test_cuda_graph_and_compile():

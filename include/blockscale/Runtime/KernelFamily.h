@@ -103,23 +103,31 @@ struct GroupedGemmFamily {
   static llvm::Error canImplement(const Desc &d) { return d.validate(); }
   static std::string key(const Desc &d) { return d.key(); }
   static const Spec &spec(const KernelSpec &s) { return s.gemm; }
-  /// The kernel for a description: forceTile, else the rule (bm by the
-  /// rows per group and the output type, bn = 128, as many stages as fit).
+  /// The kernel for a description: forceTile, else defaultTile.
   /// `numSMs` is unused: the grid is one CTA per SM of the launch's GPU.
   static llvm::Expected<KernelSpec> plan(const Desc &d);
-  /// plan's tile rule without forceTile, {bm, bn}: bm by the grouping, the
-  /// typical rows (m-grouped) per group and the output type, bn = 128.
+  /// plan's tile rule without forceTile: bm, bn and CTA pairs by the
+  /// grouping, the typical rows (m-grouped) per group, the output type, N
+  /// and K (0: unknown); stages as deep as shared memory allows.
   /// --blockscale-select-tiles calls it too, so that the dialect and the
   /// runtime pick one tile.
-  static std::pair<int, int> defaultTile(Grouping grouping, int64_t perGroup,
-                                         DType out);
+  struct Tile {
+    int bm, bn, stages, cluster;
+  };
+  static Tile defaultTile(Grouping grouping, int64_t perGroup, DType out,
+                          int64_t n, int64_t k);
   /// The same rule for a tile chosen elsewhere (the dialect's tile
   /// attribute): checks bm, bn and stages against the kernel template.
   /// `kGrouped`: the k-grouped kernel (128x1 B scales, C += with
-  /// `accumulate`).
+  /// `accumulate`). `k`: the m-grouped products' depth, for which the
+  /// kernel is specialized where stageAlignedKBlocks says so (0: unknown,
+  /// the run-time K loop). `cluster` 2: m-grouped CTA pairs that share A
+  /// through TMA multicast (bm 128 or 256; the launch needs an even count
+  /// of N tiles).
   static llvm::Expected<KernelSpec>
   specFor(Fp8Type a, Fp8Type b, DType out, int bm, int bn, int stages,
-          unsigned debug, bool kGrouped = false, bool accumulate = false);
+          unsigned debug, bool kGrouped = false, bool accumulate = false,
+          int64_t k = 0, int cluster = 1);
   static std::string kernelName(const Spec &s);
   static void writeInstantiation(const Spec &s, const std::string &name,
                                  llvm::raw_ostream &os);

@@ -65,27 +65,12 @@ FailureOr<EmittedKernel> mlir::blockscale::emitGemmKernel(MatmulOp op,
   g.stages = tile.getStages();
   g.cluster = tile.getCluster();
   g.ksplit = tile.getKsplit();
-  // Two-wave forward tiles without splits are specialized for a static K
-  // (GemmConfig::kAlignedK; the kernel falls back to its run-time K loop
-  // for a launch with workspace splits, so the specialization only costs a
-  // kernel per K).
+  // Forward tiles may be specialized for a static K (the kernel falls back
+  // to its run-time K loop for a launch with workspace splits, so the
+  // specialization only costs a kernel per K).
   int64_t kStatic = op.getA().getType().getShape()[1];
-  // Its tile's B scales live in shared memory (gemmSbStashBytes): only
-  // where they fit.
-  if (!ShapedType::isDynamic(kStatic) && g.bm == 256 && !g.wgrad() &&
-      g.ksplit == 1 && tile.getSplits() <= 1) {
-    int kb = static_cast<int>((kStatic + 127) / 128);
-    // The last round pads the K-blocks to whole rounds of stages with empty
-    // ones, which cost about a K-block's wait each: specialized only where
-    // they are at most 1/16 of the loop (on the H200, K = 512 in 3 stages,
-    // two empty stages per four K-blocks, ran at 0.92-0.97x of the run-time
-    // K loop; one or two per 32-128 ran 1.02-1.05x faster).
-    int padded = (g.stages - kb % g.stages) % g.stages;
-    if (padded * 16 <= kb &&
-        bs::gemmSmemBytes(g.bm, g.bn, g.stages, bsrt::dtypeBytes(g.out),
-                          false, 1, kb) <= bs::kMaxDynamicSmemBytes)
-      g.kblocks = kb;
-  }
+  if (!ShapedType::isDynamic(kStatic))
+    g.kblocks = bsrt::stageAlignedKBlocks(g, kStatic, tile.getSplits());
   k.spec.debug = debug;
   k.spec.name = bsrt::kernelName(k.spec);
   k.launch.splits = tile.getSplits();
@@ -176,18 +161,15 @@ mlir::blockscale::emitGroupedGemmKernel(GroupedMatmulOp op, unsigned debug) {
               "grouped kernel but got a_layout = "
            << stringifyLayout(op.getALayout())
            << ", b_layout = " << stringifyLayout(op.getBLayout());
-  if (tile.getCluster() != 1 || tile.getSplits() != 1 ||
-      tile.getKsplit() != 1)
-    return op.emitOpError()
-           << "expected a tile with cluster = 1, splits = 1, ksplit = 1 (the "
-              "grouped kernel runs one CTA per tile) but got "
-           << tile;
   bsrt::Fp8Type at = toRuntimeFp8(op.getA().getType().getElementType());
   bsrt::Fp8Type bt = toRuntimeFp8(op.getB().getType().getElementType());
   bsrt::DType out = toRuntimeDType(op.getC().getType().getElementType());
+  // A's rows (contiguous: (rows, K); masked: (G, mMax, K)) are K deep.
+  int64_t kStatic = op.getA().getType().getShape().back();
   auto spec = bsrt::GroupedGemmFamily::specFor(
       at, bt, out, int(tile.getBm()), int(tile.getBn()),
-      int(tile.getStages()), debug);
+      int(tile.getStages()), debug, /*kGrouped=*/false, /*accumulate=*/false,
+      ShapedType::isDynamic(kStatic) ? 0 : kStatic, int(tile.getCluster()));
   if (!spec)
     return op.emitOpError() << llvm::toString(spec.takeError());
   EmittedKernel k;

@@ -19,10 +19,10 @@ func.func @no_tile(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf32>,
 func.func @cluster(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf32>,
                    %b: tensor<8x7168x4096xf8E4M3FN>, %bs: tensor<8x56x32xf32>,
                    %offs: tensor<8xi32>) -> tensor<?x4096xbf16> {
-  // expected-error @+1 {{expected a tile with cluster = 1, splits = 1, ksplit = 1 (the grouped kernel runs one CTA per tile)}}
+  // expected-error @+1 {{grouped GEMM: expected cluster = 1, or 2 (CTA pairs) for an m-grouped kernel with bm = 128 or 256, but got cluster = 2 with bm = 64}}
   %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%offs : tensor<8xi32>)
          {grouping = #blockscale.grouping<m_contiguous>,
-          tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 2,
+          tile = #blockscale.tile<bm = 64, bn = 128, bk = 128, stages = 4, cluster = 2,
                                   swizzle = 128, splits = 1, raster = 8>}
       : tensor<?x7168xf8E4M3FN>, tensor<?x56xf32>, tensor<8x7168x4096xf8E4M3FN>, tensor<8x56x32xf32> -> tensor<?x4096xbf16>
   return %c : tensor<?x4096xbf16>
@@ -42,4 +42,4 @@ func.func @stages(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf32>,
   return %c : tensor<?x4096xbf16>
 }
 
-// FORCE: error: 'blockscale.grouped_matmul' op expected a forced tile for a grouped matmul with bm, bn and stages only (its kernel has no split-K and no clusters) but got 'bm=128,bn=128,splits=2'
+// FORCE: error: 'blockscale.grouped_matmul' op expected a forced tile for a grouped matmul with bm, bn, stages and cluster (1 or 2) only (its kernel has no split-K) but got 'bm=128,bn=128,splits=2'

@@ -5,12 +5,13 @@
 // both groupings (they differ in the launch's parameters), with the tile
 // select-tiles chose.
 
-// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn128_s5
+// Groups of 512 rows (the hint over 8 groups): 128 x 192 tiles in CTA pairs.
+// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn192_s4_c2
 // CHECK: // blockscale.grouped_matmul m_contiguous: A e4m3 1x128, B e4m3 128x128 per group, C bf16
-// CHECK: // blockscale-spec: kind=grouped name=bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn128_s5 a=e4m3 b=e4m3 out=bf16 bm=128 bn=128 stages=5
+// CHECK: // blockscale-spec: kind=grouped name=bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn192_s4_c2 a=e4m3 b=e4m3 out=bf16 bm=128 bn=192 stages=4 cluster=2
 // CHECK: #include "blockscale/gemm_grouped.cuh"
-// CHECK: using BsKernel = bs::GroupedGemmSm90<bs::GemmConfig</*BM=*/128, /*BN=*/128, /*STAGES=*/5, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false>>;
-// CHECK: bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn128_s5(const __grid_constant__ bs::GroupedGemmParams p,
+// CHECK: using BsKernel = bs::GroupedGemmSm90<bs::GemmConfig</*BM=*/128, /*BN=*/192, /*STAGES=*/4, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false, /*CLUSTER=*/2, /*KSPLIT=*/1, /*KBLOCKS=*/0>>;
+// CHECK: bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn192_s4_c2(const __grid_constant__ bs::GroupedGemmParams p,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tA,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tB,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tC) {
@@ -50,7 +51,7 @@ func.func @masked(%a: tensor<32x20x7168xf8E4M3FN>, %as: tensor<32x20x56xf32>,
 // A cast feeding the grouped matmul writes the A-scale layout the kernel
 // reads.
 // CHECK-LABEL: {{^}}// {{-+}} kernel bs_quantize_bf16_e4m3_1x128
-// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn128_s5
+// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn192_s4_c2
 // FORCE-LABEL: func.func @with_cast
 func.func @with_cast(%x: tensor<4096x7168xbf16>, %b: tensor<8x7168x4096xf8E4M3FN>,
                      %bs: tensor<8x56x32xf32>, %offs: tensor<8xi32>) -> tensor<4096x4096xbf16> {
@@ -60,4 +61,29 @@ func.func @with_cast(%x: tensor<4096x7168xbf16>, %b: tensor<8x7168x4096xf8E4M3FN
          {grouping = #blockscale.grouping<m_contiguous>}
       : tensor<4096x7168xf8E4M3FN>, tensor<4096x56xf32>, tensor<8x7168x4096xf8E4M3FN>, tensor<8x56x32xf32> -> tensor<4096x4096xbf16>
   return %c : tensor<4096x4096xbf16>
+}
+
+// -----
+
+// Groups of 4096 rows: 256-row tiles whose kernel is specialized for K = 7168
+// (the stage-aligned rounds; no pairs); at K = 2048 (two empty stages in 16
+// K-blocks) the run-time K loop in CTA pairs.
+// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_bf16_bm256_bn128_s3_kb56
+// CHECK: /*BM=*/256, /*BN=*/128, /*STAGES=*/3, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false, /*CLUSTER=*/1, /*KSPLIT=*/1, /*KBLOCKS=*/56>>;
+// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_bf16_bm256_bn128_s3_c2
+// CHECK: /*BM=*/256, /*BN=*/128, /*STAGES=*/3, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false, /*CLUSTER=*/2, /*KSPLIT=*/1, /*KBLOCKS=*/0>>;
+// FORCE-LABEL: func.func @big_groups
+func.func @big_groups(%a: tensor<32768x7168xf8E4M3FN>, %as: tensor<32768x56xf32>,
+                      %b: tensor<8x7168x4096xf8E4M3FN>, %bs: tensor<8x56x32xf32>,
+                      %offs: tensor<8xi32>,
+                      %a2: tensor<32768x2048xf8E4M3FN>, %as2: tensor<32768x16xf32>,
+                      %b2: tensor<8x2048x4096xf8E4M3FN>, %bs2: tensor<8x16x32xf32>)
+    -> (tensor<32768x4096xbf16>, tensor<32768x4096xbf16>) {
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%offs : tensor<8xi32>)
+         {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<32768x7168xf8E4M3FN>, tensor<32768x56xf32>, tensor<8x7168x4096xf8E4M3FN>, tensor<8x56x32xf32> -> tensor<32768x4096xbf16>
+  %c2 = blockscale.grouped_matmul %a2[%as2], %b2[%bs2] groups(%offs : tensor<8xi32>)
+         {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<32768x2048xf8E4M3FN>, tensor<32768x16xf32>, tensor<8x2048x4096xf8E4M3FN>, tensor<8x16x32xf32> -> tensor<32768x4096xbf16>
+  return %c, %c2 : tensor<32768x4096xbf16>, tensor<32768x4096xbf16>
 }

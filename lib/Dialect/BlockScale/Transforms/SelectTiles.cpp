@@ -172,10 +172,9 @@ struct SelectTilesPass
 
   /// Grouped matmuls take one tile for every split of their rows (or of
   /// their tokens), by the runtime family's rule
-  /// (GroupedGemmFamily::defaultTile): m-grouped, bm 64 when groups are
-  /// expected to hold at most 64 rows, 256 from 2048 rows with bf16
-  /// output, else 128; k-grouped, 128; bn 128; as many stages as fit. A
-  /// forced tile may set bm, bn, stages and raster only.
+  /// (GroupedGemmFamily::defaultTile, from the rows expected per group, the
+  /// output type, N and K); as many stages as fit. A forced tile may set
+  /// bm, bn, stages, raster and (m-grouped) cluster only.
   LogicalResult selectGrouped(GroupedMatmulOp op,
                               const ::blockscale::DeviceModel &dev) {
     bool masked = op.getGrouping() == Grouping::m_masked;
@@ -187,10 +186,13 @@ struct SelectTilesPass
                            : a[0] / std::max<int64_t>(groups, 1);
     if (ShapedType::isDynamic(perGroup))
       perGroup = int64_t(mHint);
+    int64_t n = op.getC().getType().getShape().back();
+    int64_t k = a.back();
     return selectGroupedTile(op, op.getC().getType().getElementType(),
                              masked ? ::blockscale::Grouping::Masked
                                     : ::blockscale::Grouping::Contiguous,
-                             perGroup, dev,
+                             perGroup, ShapedType::isDynamic(n) ? 0 : n,
+                             ShapedType::isDynamic(k) ? 0 : k, dev,
                              [&](TileConfigAttr t) { op.setTileAttr(t); });
   }
 
@@ -199,38 +201,48 @@ struct SelectTilesPass
     // (The k-grouped rule depends on neither the tokens nor the groups.)
     return selectGroupedTile(
         op, cast<RankedTensorType>(op.getC().getType()).getElementType(),
-        ::blockscale::Grouping::KContiguous, /*perGroup=*/0, dev,
-        [&](TileConfigAttr t) { op.setTileAttr(t); });
+        ::blockscale::Grouping::KContiguous, /*perGroup=*/0, /*n=*/0,
+        /*k=*/0, dev, [&](TileConfigAttr t) { op.setTileAttr(t); });
   }
 
   LogicalResult selectGroupedTile(Operation *op, Type outType,
                                   ::blockscale::Grouping grouping,
-                                  int64_t perGroup,
+                                  int64_t perGroup, int64_t n, int64_t k,
                                   const ::blockscale::DeviceModel &dev,
                                   function_ref<void(TileConfigAttr)> set) {
     bool kGrouped = grouping == ::blockscale::Grouping::KContiguous;
     StringRef what = kGrouped ? "k-grouped" : "grouped";
     int outBytes = outType.isF32() ? 4 : 2;
     ::blockscale::TileChoice c;
-    std::tie(c.bm, c.bn) = ::blockscale::GroupedGemmFamily::defaultTile(
+    auto rule = ::blockscale::GroupedGemmFamily::defaultTile(
         grouping, perGroup,
-        outType.isF32() ? ::blockscale::DType::F32 : ::blockscale::DType::BF16);
+        outType.isF32() ? ::blockscale::DType::F32 : ::blockscale::DType::BF16,
+        n, kGrouped ? 0 : k);
+    c.bm = rule.bm;
+    c.bn = rule.bn;
+    c.cluster = rule.cluster;
     c.stages = 0;
     if (!force.empty()) {
       std::string error;
       ::blockscale::TileChoice f = c;
+      f.cluster = 1;
       if (failed(parseForce(force, f, error)))
         return op->emitOpError() << error;
-      if (f.splits != 1 || f.ksplit != 1 || f.cluster != 1)
+      if (f.splits != 1 || f.ksplit != 1 ||
+          (f.cluster != 1 && (kGrouped || f.cluster != 2)))
         return op->emitOpError()
                << "expected a forced tile for a " << what
-               << " matmul with bm, bn and stages only (its kernel has no "
-                  "split-K and no clusters) but got '"
+               << " matmul with "
+               << (kGrouped ? "bm, bn and stages"
+                            : "bm, bn, stages and cluster (1 or 2)")
+               << " only (its kernel has no split-K"
+               << (kGrouped ? " and no clusters" : "") << ") but got '"
                << force << "'";
       c.bm = f.bm;
       c.bn = f.bn;
       c.stages = f.stages;
       c.raster = f.raster;
+      c.cluster = f.cluster;
     }
     if (!::blockscale::isValidTile(c.bm, c.bn))
       return op->emitOpError()
@@ -249,7 +261,7 @@ struct SelectTilesPass
              << " but got stages=" << c.stages;
     auto attr = TileConfigAttr::getChecked(
         [&] { return op->emitOpError(); }, op->getContext(), int64_t(c.bm),
-        int64_t(c.bn), int64_t(128), int64_t(c.stages), int64_t(1),
+        int64_t(c.bn), int64_t(128), int64_t(c.stages), int64_t(c.cluster),
         int64_t(128), int64_t(1), int64_t(c.raster), int64_t(1));
     if (!attr)
       return failure();

@@ -21,6 +21,10 @@
 // from registers, since a TMA box cannot be clipped at an arbitrary row.
 // Tiles that lie inside their group take the TMA-store epilogue.
 //
+// The K loop is the dense forward kernels' (gemm_mainloop.cuh): every group
+// has the same K, so a kernel may be specialized for it and run the
+// stage-aligned rounds (GemmConfig::kAlignedK, stageAlignedKBlocks).
+//
 // A tile's 1x128 A scales are BM consecutive floats from its first row,
 // which is any row: a TMA box must start 16-byte aligned in its innermost
 // dimension (here the rows), so the producer warp copies them with 4-byte
@@ -67,11 +71,12 @@ struct GroupedWorkUnit : WorkUnit {
 };
 
 template <class Cfg> struct GroupedTileScheduler {
-  static constexpr int BM = Cfg::BM, BN = Cfg::BN;
+  static constexpr int BM = Cfg::BM, BN = Cfg::BN, CLUSTER = Cfg::CLUSTER;
 
   const GroupedGemmParams &p;
+  const int rank;   // CTA rank in the pair
   int u;            // current unit
-  const int stride; // CTAs of the grid
+  const int stride; // units taken at once: CTAs (pairs) of the grid
   int g = -1;       // group of unit u, once valid() has found it
   int gFirst = 0;   // its first unit
   int gUnits = 0;   // its units
@@ -81,9 +86,10 @@ template <class Cfg> struct GroupedTileScheduler {
   // Reads nothing from global memory: the kernel constructs it before its
   // programmatic-launch wait, and the sizes may come from the kernel before.
   __device__ __forceinline__
-  GroupedTileScheduler(const GroupedGemmParams &params, int)
-      : p(params), u(static_cast<int>(blockIdx.x)),
-        stride(static_cast<int>(gridDim.x)) {}
+  GroupedTileScheduler(const GroupedGemmParams &params, int clusterRank)
+      : p(params), rank(clusterRank),
+        u(static_cast<int>(blockIdx.x) / CLUSTER),
+        stride(static_cast<int>(gridDim.x) / CLUSTER) {}
 
   // Rows [r0, r1) of group i, clipped to the rows of A and C (a malformed
   // offset makes a group empty or shorter, never a store out of bounds).
@@ -110,26 +116,28 @@ template <class Cfg> struct GroupedTileScheduler {
       ++g;
       rowsOf(g, gRow0, gRowEnd);
       gTilesM = (gRowEnd - gRow0 + BM - 1) / BM;
-      gUnits = gTilesM * p.gemm.tilesN;
+      gUnits = gTilesM * (p.gemm.tilesN / CLUSTER);
     }
     return true;
   }
   __device__ __forceinline__ void advance() { u += stride; }
   __device__ __forceinline__ bool first() const {
-    return u == static_cast<int>(blockIdx.x);
+    return u == static_cast<int>(blockIdx.x) / CLUSTER;
   }
 
-  // Inside a group, the dense raster order: bands of `raster` N tiles.
+  // Inside a group, the dense raster order: bands of `raster` N tiles (in
+  // pairs: of pairs of N tiles, the pair's CTAs taking one each; the launch
+  // requires an even N tile count).
   __device__ __forceinline__ GroupedWorkUnit unit() const {
     GroupedWorkUnit w;
     const int l = u - gFirst;
-    const int tilesN = p.gemm.tilesN, raster = p.gemm.raster;
+    const int unitsN = p.gemm.tilesN / CLUSTER, raster = p.gemm.raster;
     const int band = l / (raster * gTilesM);
     const int firstN = band * raster;
-    const int width = min(raster, tilesN - firstN);
+    const int width = min(raster, unitsN - firstN);
     const int local = l - band * raster * gTilesM;
     w.mb = local / width;
-    w.nb = firstN + (local - w.mb * width);
+    w.nb = (firstN + (local - w.mb * width)) * CLUSTER + rank;
     w.split = 0;
     w.tile = u;
     w.kb0 = 0;
@@ -143,16 +151,16 @@ template <class Cfg> struct GroupedTileScheduler {
 };
 
 template <class Cfg> struct GroupedGemmSm90 {
-  static_assert(Cfg::CLUSTER == 1 && Cfg::KSPLIT == 1 && !Cfg::WGRAD &&
-                    !Cfg::ACCUMULATE,
-                "grouped GEMMs: one CTA per tile, 128x128 B scales, C = AB");
+  static_assert(Cfg::KSPLIT == 1 && !Cfg::WGRAD && !Cfg::ACCUMULATE,
+                "grouped GEMMs: no K splits, 128x128 B scales, C = AB");
   using Scheduler = GroupedTileScheduler<Cfg>;
   using Mainloop = GemmMainloop<Cfg>;
   using Epilogue = GemmEpilogue<Cfg>;
   static constexpr int kThreads = Cfg::kThreads;
   static constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK;
   static constexpr int kConsumers = Cfg::kConsumers, kWaves = Cfg::kWaves,
-                       kWaveRows = Cfg::kWaveRows, kAcc = Cfg::kAcc;
+                       kWaveRows = Cfg::kWaveRows, kAcc = Cfg::kAcc,
+                       CLUSTER = Cfg::CLUSTER;
 
   static constexpr int kScaleLanes = 32;
 
@@ -165,62 +173,118 @@ template <class Cfg> struct GroupedGemmSm90 {
 
     const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
     const int tid = threadIdx.x % 128;
-    const Scheduler sched(p, 0);
+    const int rank = CLUSTER > 1 ? static_cast<int>(clusterCtaRank()) : 0;
+    const Scheduler sched(p, rank);
 
     gridDepLaunchDependents();
     if (threadIdx.x == 0) {
-      Mainloop::ring(base).init(1 + kScaleLanes, kConsumers * 4);
+      // A stage's A is written by both CTAs of a pair: every consumer warp
+      // of both releases it.
+      Mainloop::ring(base).init(1 + kScaleLanes, kConsumers * 4 * CLUSTER);
       fenceBarrierInit();
       tmaPrefetchDesc(tA);
       tmaPrefetchDesc(tB);
       tmaPrefetchDesc(tC);
     }
-    __syncthreads();
+    // The peer arrives on (and multicasts into) this CTA's barriers.
+    if (CLUSTER > 1)
+      clusterSync();
+    else
+      __syncthreads();
     // The group sizes are global memory too: read only after this.
     gridDepWait();
 
     if (wg == kConsumers) {
       setMaxNRegDec<Cfg::kProducerRegs>();
       if (tid < kScaleLanes)
-        produce(sched, p, base, tA, tB, tid);
+        produce(sched, p, base, tA, tB, tid, rank);
     } else {
       setMaxNRegInc<Cfg::kConsumerRegs>();
-      consume(sched, p, base, smem, wg, tid, tC);
+      consume(sched, p, base, smem, wg, tid, rank, tC);
+    }
+    if (CLUSTER > 1) {
+      // No CTA may exit while its peer can still arrive on its barriers or
+      // multicast into its shared memory.
+      __syncwarp();
+      clusterSync();
     }
   }
 
   __device__ static void produce(Scheduler s, const GroupedGemmParams &p,
                                  u32 base, const TmaDesc &tA, const TmaDesc &tB,
-                                 int lane) {
+                                 int lane, int rank) {
     const typename Cfg::Ring r = Mainloop::ring(base);
+    if constexpr (Cfg::kAlignedK) {
+      if (Mainloop::alignedK(p.gemm)) {
+        // The dense kernels' stage-aligned rounds (GemmMainloop::
+        // produceAligned): every unit starts on stage 0; a stage the last
+        // round pads gets the 33 arrivals of a real one and no bytes.
+        u32 phase = 0;
+        for (; s.valid(); s.advance()) {
+          const GroupedWorkUnit w = s.unit();
+          for (int round = 0; round < Mainloop::kRounds; ++round) {
+#pragma unroll
+            for (int i = 0; i < Cfg::STAGES; ++i) {
+              mbarWait(r.empty(i), phase ^ 1);
+              if (Mainloop::realStage(round, i)) {
+                loadStage(p, w, round * Cfg::STAGES + i, base, i, tA, tB,
+                          lane, rank);
+              } else {
+                if (lane == 0)
+                  mbarArrive(r.full(i));
+                cpAsyncArriveNoinc(r.full(i));
+              }
+            }
+            phase ^= 1;
+          }
+        }
+        return;
+      }
+    }
     typename Cfg::Pipe st;
     for (; s.valid(); s.advance()) {
       const GroupedWorkUnit w = s.unit();
       for (int kb = w.kb0; kb < w.kb1; ++kb) {
         r.producerAcquire(st);
-        const int stage = st.index;
-        const u32 full = r.full(stage);
-        if (lane == 0) {
-          mbarArriveExpectTx(full, Cfg::kTxBytes - BM * 4);
-          tmaLoad2d(base + Cfg::kOffA + stage * Cfg::kABytes, tA, full, kb * BK,
-                    w.m0);
-          tmaLoad2d(base + Cfg::kOffB + stage * Cfg::kBBytes, tB, full, kb * BK,
-                    w.bRow0);
-        }
-        const float *sa =
-            p.sa + static_cast<long long>(kb) * p.ldsa + w.m0 + lane;
-        const u32 dst = base + Cfg::kOffSA + stage * BM * 4 + lane * 4;
-        // Rows of A from this lane's first row on; none are read past them.
-        const int left = p.gemm.m - w.m0 - lane;
-#pragma unroll
-        for (int j = 0; j < BM / kScaleLanes; ++j) {
-          const int i = j * kScaleLanes;
-          cpAsync4(dst + i * 4, sa + (i < left ? i : 0), i < left);
-        }
-        cpAsyncArriveNoinc(full);
+        loadStage(p, w, kb, base, st.index, tA, tB, lane, rank);
         st.advance();
       }
     }
+  }
+
+  // K-block kb of unit w into `stage`, by the producer warp: lane 0's TMA
+  // loads of A and B and every lane's share of the A scales, each lane
+  // arriving on the stage's full barrier when its copies land. A pair's
+  // CTAs share the tile's rows (one group, one m0): each loads half of A
+  // into both (tA's box is BM / CLUSTER rows); the A scales are each CTA's.
+  __device__ __forceinline__ static void
+  loadStage(const GroupedGemmParams &p, const GroupedWorkUnit &w, int kb,
+            u32 base, int stage, const TmaDesc &tA, const TmaDesc &tB,
+            int lane, int rank) {
+    const u32 full = Mainloop::ring(base).full(stage);
+    if (lane == 0) {
+      mbarArriveExpectTx(full, Cfg::kTxBytes - BM * 4);
+      if (CLUSTER > 1)
+        tmaLoad2dMulticast(base + Cfg::kOffA + stage * Cfg::kABytes +
+                               rank * (BM / CLUSTER) * BK,
+                           tA, full, kb * BK, w.m0 + rank * (BM / CLUSTER),
+                           static_cast<unsigned short>((1 << CLUSTER) - 1));
+      else
+        tmaLoad2d(base + Cfg::kOffA + stage * Cfg::kABytes, tA, full, kb * BK,
+                  w.m0);
+      tmaLoad2d(base + Cfg::kOffB + stage * Cfg::kBBytes, tB, full, kb * BK,
+                w.bRow0);
+    }
+    const float *sa = p.sa + static_cast<long long>(kb) * p.ldsa + w.m0 + lane;
+    const u32 dst = base + Cfg::kOffSA + stage * BM * 4 + lane * 4;
+    // Rows of A from this lane's first row on; none are read past them.
+    const int left = p.gemm.m - w.m0 - lane;
+#pragma unroll
+    for (int j = 0; j < BM / kScaleLanes; ++j) {
+      const int i = j * kScaleLanes;
+      cpAsync4(dst + i * 4, sa + (i < left ? i : 0), i < left);
+    }
+    cpAsyncArriveNoinc(full);
   }
 
   // The rows of the tile below mEnd (and columns below N), straight from
@@ -255,13 +319,15 @@ template <class Cfg> struct GroupedGemmSm90 {
 
   __device__ static void consume(Scheduler s, const GroupedGemmParams &p,
                                  u32 base, unsigned char *smem, int wg, int tid,
-                                 const TmaDesc &tC) {
+                                 int rank, const TmaDesc &tC) {
     const int warp = tid / 32, lane = tid % 32;
     const int r0 = warp * 16 + lane / 4;
     const int c0 = 2 * (lane % 4);
     const int nBlocksB = (p.gemm.n + 127) / 128;
     const u32 cBase = Epilogue::slabBase(base, wg);
     const float *sSA = reinterpret_cast<const float *>(smem + Cfg::kOffSA);
+    const u32 peer =
+        CLUSTER > 1 ? mapaShared(Mainloop::ring(base).empty(0), rank ^ 1) : 0;
 
     float acc[kWaves][kAcc];
     typename Cfg::Pipe st;
@@ -269,7 +335,8 @@ template <class Cfg> struct GroupedGemmSm90 {
     if (wg == 1)
       Mainloop::turnEnd(turns, wg);
 
-    for (; s.valid(); s.advance()) {
+    int n = 0; // units done by this CTA (the stage-aligned loop's stash)
+    for (; s.valid(); s.advance(), ++n) {
       const GroupedWorkUnit w = s.unit();
       const int n0 = w.nb * BN;
       typename Mainloop::TileScales ts =
@@ -284,8 +351,8 @@ template <class Cfg> struct GroupedGemmSm90 {
         for (int i = 0; i < kAcc; ++i)
           acc[v][i] = 0.f;
 
-      Mainloop::run(p.gemm, base, smem, sSA, wg, r0, c0, lane, 0u, w, ts, acc,
-                    st);
+      Mainloop::run(p.gemm, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
+                    acc, st, n);
       if (w.m0 + BM <= w.mEnd)
         Epilogue::store(cBase, wg, tid, r0, c0, w.m0, n0, acc, tC);
       else
