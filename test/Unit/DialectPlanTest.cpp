@@ -85,6 +85,8 @@ TEST(DialectPlan, KGroupedGemmMatchesTheFamilysPlan) {
       {4, 2048, 1024, 4096, Fp8Type::E4M3, Fp8Type::E5M2, DType::BF16, false},
       {1, 128, 256, 128, Fp8Type::E5M2, Fp8Type::E4M3, DType::BF16, false},
       {64, 1536, 512, -1, Fp8Type::E4M3, Fp8Type::E4M3, DType::F32, true},
+      // 4096 tokens per group with f32 output: the 128 x 192 tile.
+      {4, 4096, 7168, 16896, Fp8Type::E4M3, Fp8Type::E4M3, DType::F32, true},
   };
   for (const Case &c : cases) {
     GroupedGemmDesc d;
@@ -96,6 +98,12 @@ TEST(DialectPlan, KGroupedGemmMatchesTheFamilysPlan) {
     d.b = c.b;
     d.out = c.out;
     d.accumulate = c.accumulate;
+    // The tokens per group select-tiles sees: the capacity less one padding
+    // block per group, or its M hint (4096) shared by the groups.
+    d.mPerGroupHint =
+        c.capacity < 0
+            ? 4096 / c.groups
+            : std::max(c.capacity - 128 * c.groups, c.groups) / c.groups;
     auto plan = planGroupedGemm(d);
     ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
 

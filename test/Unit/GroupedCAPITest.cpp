@@ -321,13 +321,14 @@ TEST(KGroupedCAPI, DefaultsAndSource) {
   std::string src = source(d);
   EXPECT_TRUE(has(src, "grouping=k accumulate=0")) << src;
   EXPECT_TRUE(has(src, "#include \"blockscale/gemm_kgrouped.cuh\"")) << src;
+  // (No hint: groups planned as 4096 tokens, f32: the 128 x 192 tile.)
   EXPECT_TRUE(has(src, "bs::KGroupedGemmSm90<bs::GemmConfig</*BM=*/128, "
-                       "/*BN=*/128, /*STAGES=*/4, /*WGRAD=*/true, "
+                       "/*BN=*/192, /*STAGES=*/3, /*WGRAD=*/true, "
                        "/*OUT_F32=*/true, /*ACCUMULATE=*/false>>"))
       << src;
   d.accumulate = 1;
   src = source(d);
-  EXPECT_TRUE(has(src, "bs_kgrouped_gemm_e4m3_e4m3_f32_acc_bm128_bn128"))
+  EXPECT_TRUE(has(src, "bs_kgrouped_gemm_e4m3_e4m3_f32_acc_bm128_bn192"))
       << src;
   EXPECT_TRUE(has(src, "/*ACCUMULATE=*/true")) << src;
   d.accumulate = 0;
@@ -398,7 +399,7 @@ TEST(KGroupedCAPI, BadDescriptionsNameTheFix) {
   EXPECT_TRUE(has(e, "expected grouping 0-2")) << e;
 
   d = validKDesc();
-  d.force_tile = "bm=128,stages=9";
+  d.force_tile = "bm=128,bn=128,stages=9";
   e = rejected(d);
   EXPECT_TRUE(has(e, "expected 1 <= stages <= 4")) << e;
 }

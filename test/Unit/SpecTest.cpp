@@ -360,3 +360,33 @@ TEST(KernelSpec, GroupedStageAlignedK) {
   EXPECT_FALSE(bool(bad));
   llvm::consumeError(bad.takeError());
 }
+
+// The k-grouped rule: f32 output over groups of 4096 tokens or more takes
+// the dense f32 weight gradient's 128 x 192 tile; shorter groups and bf16
+// output keep 128 x 128; never pairs.
+TEST(KernelSpec, KGroupedTileRule) {
+  GroupedGemmDesc d;
+  d.grouping = Grouping::KContiguous;
+  d.groups = 4;
+  d.m = 4096;
+  d.n = 7168;
+  d.out = DType::F32;
+  d.accumulate = true;
+  for (auto [hint, bn] : {std::pair<int64_t, int>{8192, 192},
+                          {4096, 192},
+                          {2048, 128}}) {
+    d.mPerGroupHint = hint;
+    auto s = GroupedGemmFamily::plan(d);
+    ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+    EXPECT_EQ(s->gemm.bm, 128);
+    EXPECT_EQ(s->gemm.bn, bn) << "hint " << hint;
+    EXPECT_EQ(s->gemm.cluster, 1);
+    EXPECT_EQ(s->gemm.kblocks, 0);
+  }
+  d.out = DType::BF16;
+  d.accumulate = false;
+  d.mPerGroupHint = 8192;
+  auto b = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  EXPECT_EQ(b->gemm.bn, 128);
+}

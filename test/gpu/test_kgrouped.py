@@ -211,6 +211,28 @@ def test_accumulate():
     assert torch.equal(out, z)
 
 
+def test_accumulate_wide_tile():
+    # Groups of 4096 tokens or more with f32 output take the 128 x 192 tile
+    # (plain and +=); an uneven split with a tail in the last block.
+    sizes = [4100, 4229]
+    G, M, N = len(sizes), 256, 400
+    dy, x, offs = inputs(sizes, M, N, 12)
+    aq, as_ = quantize_grouped_tokens(dy, offs)
+    bq, bs = quantize_grouped_tokens(x, offs)
+    cap = aq.shape[1]
+    hint = gm._m_bucket(max(1, (cap - 128 * G) // G))
+    for acc in (False, True):
+        info = gm._k_kernel(G, M, N, "e4m3", "e4m3", "f32", acc, hint).info()
+        assert "bn192" in info, info
+    c = torch.randn(G, M, N, device="cuda")
+    base = c.clone()
+    grouped_mm_k_accumulate(c, aq, as_, bq, bs, offs)
+    torch.cuda.synchronize()
+    ref = reference(aq, as_, bq, bs, sizes)
+    check_out(c, ref, "accumulate bn192", base=base)
+    check_out(grouped_mm_k(aq, as_, bq, bs, offs), ref, "bn192")
+
+
 def test_zero_tokens():
     offs = torch.zeros(3, device="cuda", dtype=torch.int32)
     dy = torch.empty(0, 256, device="cuda", dtype=torch.bfloat16)

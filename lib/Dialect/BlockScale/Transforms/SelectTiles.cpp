@@ -198,10 +198,21 @@ struct SelectTilesPass
 
   LogicalResult selectGroupedK(GroupedMatmulKOp op,
                                const ::blockscale::DeviceModel &dev) {
-    // (The k-grouped rule depends on neither the tokens nor the groups.)
+    // Tokens per group: the capacity less each group's padding block, or
+    // the M hint's share when the capacity is dynamic.
+    int64_t groups = cast<RankedTensorType>(op.getC().getType()).getShape()[0];
+    int64_t capacity =
+        cast<RankedTensorType>(op.getA().getType()).getShape().back();
+    int64_t perGroup =
+        ShapedType::isDynamic(capacity) || ShapedType::isDynamic(groups)
+            ? int64_t(mHint) / std::max<int64_t>(
+                                   ShapedType::isDynamic(groups) ? 1 : groups,
+                                   1)
+            : std::max<int64_t>(capacity - 128 * groups, groups) /
+                  std::max<int64_t>(groups, 1);
     return selectGroupedTile(
         op, cast<RankedTensorType>(op.getC().getType()).getElementType(),
-        ::blockscale::Grouping::KContiguous, /*perGroup=*/0, /*n=*/0,
+        ::blockscale::Grouping::KContiguous, perGroup, /*n=*/0,
         /*k=*/0, dev, [&](TileConfigAttr t) { op.setTileAttr(t); });
   }
 
