@@ -23,6 +23,11 @@ the loss gap of the FP8 run (mean training loss of the last 10 steps, and the
 validation loss), its speedup in tokens/s (steps after --warmup-steps) and ms
 per step, and the goal lines (--goal-speedup, --goal-loss-gap). --json writes
 the same as JSON. No CUDA graphs are used.
+
+--runs all adds a third run with torchao's Float8BlockwiseLinear (the same
+recipe with cuBLASLt GEMMs and Triton casts) in place of the same layers,
+when bench/torchao_anchor.py finds torchao (scripts/fetch-torchao.sh): its
+loss gap to bf16 tells whether a gap belongs to the recipe or to blockscale.
 """
 import argparse
 import json
@@ -185,12 +190,30 @@ def build_model(kind, args):
 # One run
 # --------------------------------------------------------------------------
 
-def run(name, fp8, kind, args, train, val):
+SKIP = ("output", "lm_head")
+
+
+def swap_torchao(model, ao):
+    """Every nn.Linear but the output head becomes torchao's
+    Float8BlockwiseLinear (its weights, same initialization); returns the count."""
+    n = 0
+    for parent in list(model.modules()):
+        for child_name, child in list(parent.named_children()):
+            if type(child) is nn.Linear and child_name not in SKIP:
+                setattr(parent, child_name, ao.linear.Float8BlockwiseLinear.from_float(child))
+                n += 1
+    return n
+
+
+def run(name, fp8, kind, args, train, val, ao=None):
     torch.manual_seed(args.seed)
     model, forward = build_model(kind, args)
     model = model.to(device="cuda", dtype=torch.bfloat16)
-    if fp8:
-        cfg = blockscale.Float8BlockwiseConfig(skip_names=["output", "lm_head"])
+    if ao is not None:
+        print(f"[{name}] {swap_torchao(model, ao)} linear layers run through torchao "
+              f"{ao.version}")
+    elif fp8:
+        cfg = blockscale.Float8BlockwiseConfig(skip_names=list(SKIP))
         report = blockscale.quantize_(model, cfg)
         print(f"[{name}] {len(report.converted)} linear layers run through blockscale "
               f"(kept bf16: {', '.join(sorted(report.skipped)) or 'none'})")
@@ -260,7 +283,8 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--model", choices=["auto", "hf", "builtin"], default="auto",
                     help="auto: transformers' LlamaForCausalLM if installed")
-    ap.add_argument("--runs", choices=["both", "bf16", "blockscale"], default="both")
+    ap.add_argument("--runs", choices=["both", "bf16", "blockscale", "all"], default="both",
+                    help="both: bf16 and blockscale; all: also torchao's layer when found")
     ap.add_argument("--compile", action="store_true", help="torch.compile the models")
     ap.add_argument("--data", default=os.path.dirname(os.__file__),
                     help="directory of .py files (default: the standard library)")
@@ -290,14 +314,30 @@ def main():
           f"{torch.cuda.get_device_name()}; blockscale {blockscale._capi.version()}")
 
     res = {}
-    if args.runs in ("both", "bf16"):
+    if args.runs in ("both", "bf16", "all"):
         res["bf16"] = run("bf16", False, kind, args, train, val)
-    if args.runs in ("both", "blockscale"):
+    if args.runs in ("both", "blockscale", "all"):
         res["blockscale"] = run("blockscale", True, kind, args, train, val)
+    ao_res = None
+    if args.runs == "all":
+        import sys
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "bench"))
+        import torchao_anchor
+        ao = torchao_anchor.load()
+        if ao is not None:
+            ao_res = run("torchao", True, kind, args, train, val, ao=ao)
     out = {"args": vars(args), "model": kind, "ffn": ffn_hidden(args.hidden),
            "gpu": torch.cuda.get_device_name(), "blockscale": blockscale._capi.version(),
            "runs": {k: {"train_loss": t, "val_loss": v, "tokens_per_s": s,
                         "ms_per_step": 1e3 * args.batch * args.seq / s} for k, (t, v, s) in res.items()}}
+    if ao_res is not None:
+        (tb, vb, sb), (ta, va, sa) = res["bf16"], ao_res
+        out["runs"]["torchao"] = {"train_loss": ta, "val_loss": va, "tokens_per_s": sa,
+                                  "ms_per_step": 1e3 * args.batch * args.seq / sa}
+        print(f"torchao: loss gap {100 * (ta - tb) / tb:+.2f} % (train, last 10 steps: "
+              f"{ta:.4f} vs {tb:.4f}), {100 * (va - vb) / vb:+.2f} % (val: {va:.4f} vs "
+              f"{vb:.4f}); speedup {sa / sb:.3f}x over bf16")
     if len(res) == 2:
         (tb, vb, sb), (tf, vf, sf) = res["bf16"], res["blockscale"]
         gap, vgap, speedup = 100 * (tf - tb) / tb, 100 * (vf - vb) / vb, sf / sb
