@@ -192,25 +192,28 @@ GroupedGemmFamily::Tile GroupedGemmFamily::defaultTile(Grouping grouping,
   if (kg) {
     // Every group has all of C's tiles: the dense weight gradient's one-wave
     // tiles (their 128x1 B scales take a stage row each). With f32 output
-    // and groups of 4096 tokens or more, 128 x 192 as the dense f32 weight
+    // and groups of more than 2048 tokens, 128 x 192 as the dense f32 weight
     // gradient takes; measured beside 128 x 128 in one process on the
     // issue's shapes: 1.03-1.07x (plain and +=) at 4096 and 8192 tokens per
-    // group, 0.96x (plain) at 2048, where each tile's K loop is short.
-    if (out == DType::F32 && perGroup >= 4096)
+    // group, 0.96x (plain) at 2048, where each tile's K loop is short. (The
+    // thresholds here are "more than a power of two", so that a caller that
+    // rounds its per-group estimate up to a power of two, as the Python
+    // package does to bound its kernels, gets the decision of the estimate.)
+    if (out == DType::F32 && perGroup > 2048)
       t.bn = 192;
   } else if (perGroup <= 64) {
     // Most of a 128-row tile would lie past a small group's last row.
     t.bm = 64;
   } else if (out == DType::BF16) {
     // Measured on the H200 beside each other (bench/ab.py --grouped, the
-    // issue's expert shapes): groups of 1024 rows or more load each K-block
-    // of B once per 256 rows (two waves), 1.07-1.16x the 128 x 128 tile on
-    // 1024-row groups; smaller or ragged groups (masked buffers of 192 and
-    // 1024 rows, 0.7-1 full) waste less past their last row in 128-row
-    // tiles, and 128 x 192 tiles in CTA pairs ran 1.03-1.08x the 128 x 128
-    // tile there. f32 output keeps the 128 x 128 tile (a 256-row tile's f32
-    // staging leaves one stage).
-    const bool big = grouping == Grouping::Contiguous && perGroup >= 1024;
+    // issue's expert shapes): contiguous groups of more than 512 rows load
+    // each K-block of B once per 256 rows (two waves), 1.07-1.16x the
+    // 128 x 128 tile on 1024-row groups; smaller or ragged groups (masked
+    // buffers of 192 and 1024 rows, 0.7-1 full) waste less past their last
+    // row in 128-row tiles, and 128 x 192 tiles in CTA pairs ran
+    // 1.03-1.08x the 128 x 128 tile there. f32 output keeps the 128 x 128
+    // tile (a 256-row tile's f32 staging leaves one stage).
+    const bool big = grouping == Grouping::Contiguous && perGroup > 512;
     t.bm = big ? 256 : 128;
     t.bn = big ? 128 : 192;
   }
@@ -230,6 +233,13 @@ GroupedGemmFamily::Tile GroupedGemmFamily::defaultTile(Grouping grouping,
        (t.bm == 256 && stageAlignedKBlocks(g, k, 1) == 0));
   if (pairs && (n + t.bn - 1) / t.bn % 2 == 0)
     t.cluster = 2;
+  // The 128 x 192 tile was measured only in pairs: with an odd count of N
+  // tiles (or N unknown) the measured 128 x 128 tile stands.
+  if (!kg && t.bm == 128 && t.bn == 192 && t.cluster == 1) {
+    t.bn = 128;
+    t.stages = std::max(1, bs::gemmMaxStages(t.bm, t.bn, outBytes, kg,
+                                             bs::kMaxDynamicSmemBytes));
+  }
   return t;
 }
 
@@ -245,8 +255,10 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
     return specFor(d.a, d.b, d.out, t.bm, t.bn, t.stages, d.debug, kg,
                    d.accumulate, kg ? 0 : d.k, t.cluster);
   // A forced tile starts from the rule's bm and bn, one CTA per tile, as
-  // many stages as fit.
+  // many stages as fit; a forced bm without bn keeps the rule's bn where
+  // the kernel has that tile, else 128 (bm = 256 takes bn <= 128).
   int bm = t.bm, bn = t.bn, stages = 0, cluster = 1;
+  bool bnForced = false;
   {
     llvm::SmallVector<llvm::StringRef> items;
     llvm::StringRef(d.forceTile).split(items, ',', -1, false);
@@ -265,8 +277,17 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
             "stages=<int>,cluster=<int> (any subset) but got '" +
             d.forceTile + "'");
       *slot = v;
+      bnForced |= key == "bn";
     }
   }
+  if (!bnForced && !bs::gemmTileImplemented(bm, bn))
+    bn = 128;
+  if (cluster == 2 && d.n > 0 && bn > 0 && (d.n + bn - 1) / bn % 2 != 0)
+    return invalidArgument(llvm::formatv(
+        "grouped GEMM: expected an even count of N tiles for CTA pairs "
+        "(cluster = 2) but got N = {0} in {1} tiles of bn = {2}; force "
+        "cluster=1 or a bn that splits N into an even count",
+        d.n, (d.n + bn - 1) / bn, bn));
   // The default depth is the deepest that fits, which is only defined for
   // a tile the kernel has (a forced bm or bn of any int would overflow the
   // shared-memory sizes); specFor reports any other tile.

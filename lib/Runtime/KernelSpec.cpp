@@ -325,7 +325,8 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
       auto kb = getInt("kblocks");
       if (!kb)
         return kb.takeError();
-      if (*kb < 0 || (*kb > 0 && spec.gemm.wgrad()))
+      // Only the two-wave forward tile has the stage-aligned K loop.
+      if (*kb < 0 || (*kb > 0 && (spec.gemm.wgrad() || spec.gemm.bm != 256)))
         return bad("kblocks=" + std::to_string(*kb));
       spec.gemm.kblocks = *kb;
     }
@@ -334,7 +335,8 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
       auto cl = getInt("cluster");
       if (!cl)
         return cl.takeError();
-      if ((*cl != 1 && *cl != 2) || (*cl == 2 && spec.gemm.wgrad()))
+      if ((*cl != 1 && *cl != 2) ||
+          (*cl == 2 && (spec.gemm.wgrad() || spec.gemm.bm == 64)))
         return bad("cluster=" + std::to_string(*cl));
       spec.gemm.cluster = *cl;
     }

@@ -361,7 +361,7 @@ TEST(KernelSpec, GroupedStageAlignedK) {
   llvm::consumeError(bad.takeError());
 }
 
-// The k-grouped rule: f32 output over groups of 4096 tokens or more takes
+// The k-grouped rule: f32 output over groups of more than 2048 tokens takes
 // the dense f32 weight gradient's 128 x 192 tile; shorter groups and bf16
 // output keep 128 x 128; never pairs.
 TEST(KernelSpec, KGroupedTileRule) {
@@ -374,6 +374,7 @@ TEST(KernelSpec, KGroupedTileRule) {
   d.accumulate = true;
   for (auto [hint, bn] : {std::pair<int64_t, int>{8192, 192},
                           {4096, 192},
+                          {2049, 192},
                           {2048, 128}}) {
     d.mPerGroupHint = hint;
     auto s = GroupedGemmFamily::plan(d);
@@ -389,4 +390,83 @@ TEST(KernelSpec, KGroupedTileRule) {
   auto b = GroupedGemmFamily::plan(d);
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
   EXPECT_EQ(b->gemm.bn, 128);
+}
+
+// The m-grouped rule's CTA pairs and what a forced tile starts from.
+TEST(KernelSpec, GroupedPairsRule) {
+  GroupedGemmDesc d;
+  d.grouping = Grouping::Contiguous;
+  d.groups = 8;
+  d.n = 4096;
+  d.k = 2048;
+  d.mPerGroupHint = 4096; // 256-row tiles, K loop not stage-aligned: pairs
+  auto s = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  EXPECT_EQ(s->gemm.bm, 256);
+  EXPECT_EQ(s->gemm.cluster, 2);
+  EXPECT_EQ(s->gemm.kblocks, 0);
+  EXPECT_NE(s->name.find("_c2"), std::string::npos) << s->name;
+  auto p = KernelSpec::fromSource(generateCudaSource(*s));
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  EXPECT_EQ(p->gemm.cluster, 2);
+  EXPECT_EQ(p->serialize(), s->serialize());
+
+  d.k = 7168;
+  d.mPerGroupHint = 512; // 128 x 192 in pairs: 22 N tiles
+  auto q = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(q)) << llvm::toString(q.takeError());
+  EXPECT_EQ(q->gemm.bm, 128);
+  EXPECT_EQ(q->gemm.bn, 192);
+  EXPECT_EQ(q->gemm.cluster, 2);
+
+  // Above 512 rows per group (what a hint rounded up to 1024 stands for):
+  // 256-row tiles.
+  d.mPerGroupHint = 513;
+  auto big = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(big)) << llvm::toString(big.takeError());
+  EXPECT_EQ(big->gemm.bm, 256);
+  d.mPerGroupHint = 512;
+
+  d.n = 4224; // 22 tiles of 192 too; 4416 makes 23 (odd): 128 x 128 alone
+  auto e = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(e)) << llvm::toString(e.takeError());
+  EXPECT_EQ(e->gemm.bn, 192);
+  d.n = 4416;
+  auto o = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(o)) << llvm::toString(o.takeError());
+  EXPECT_EQ(o->gemm.bm, 128);
+  EXPECT_EQ(o->gemm.bn, 128);
+  EXPECT_EQ(o->gemm.cluster, 1);
+
+  // Forcing bm = 256 alone takes bn = 128 (the rule's 192 has no 256-row
+  // kernel); forcing pairs over an odd count of N tiles is refused by name.
+  d.n = 4096;
+  d.forceTile = "bm=256";
+  auto f = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(f)) << llvm::toString(f.takeError());
+  EXPECT_EQ(f->gemm.bm, 256);
+  EXPECT_EQ(f->gemm.bn, 128);
+  EXPECT_EQ(f->gemm.cluster, 1);
+  d.forceTile = "bm=128,bn=144,cluster=2"; // 29 N tiles
+  auto odd = GroupedGemmFamily::plan(d);
+  ASSERT_FALSE(bool(odd));
+  std::string msg = llvm::toString(odd.takeError());
+  EXPECT_NE(msg.find("even count of N tiles"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("29 tiles"), std::string::npos) << msg;
+  d.forceTile = "bm=128,bn=128,cluster=2";
+  auto even = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(even)) << llvm::toString(even.takeError());
+  EXPECT_EQ(even->gemm.cluster, 2);
+
+  // Spec lines the kernel cannot run are refused when read back.
+  for (const char *line :
+       {"kind=grouped name=x a=e4m3 b=e4m3 out=bf16 bm=64 bn=128 stages=4 "
+        "cluster=2",
+        "kind=grouped name=x a=e4m3 b=e4m3 out=bf16 bm=128 bn=128 stages=4 "
+        "kblocks=56"}) {
+    auto r = KernelSpec::parse(line);
+    EXPECT_FALSE(bool(r)) << line;
+    if (!r)
+      llvm::consumeError(r.takeError());
+  }
 }

@@ -174,6 +174,28 @@ def test_contiguous_cta_pairs(tile, N, K):
     assert "_c2" in info, info
 
 
+# More work units than CTAs, so every CTA (pair) walks several, in each form
+# of the K loop: stage-aligned rounds alone and in pairs, the run-time loop
+# in pairs (256 x 128 and 128 x 192), the pipelined 128 x 128 loop. Groups
+# whose last tile holds at most 64 rows (2049, 2112, 1: none for the tile's
+# second warpgroup) and 65 (one for it).
+@pytest.mark.parametrize("tile,K,name", [("bm=256,bn=128,stages=3", 4352, "_s3_kb34"),
+                                         ("bm=256,bn=128,stages=3,cluster=2", 4352, "_c2_kb34"),
+                                         ("bm=256,bn=128,cluster=2", 2048, "bm256_bn128_s3_c2"),
+                                         ("bm=128,bn=192,cluster=2", 1024, "bm128_bn192_s4_c2"),
+                                         ("bm=128,bn=128", 1024, "bm128_bn128_s5")])
+def test_contiguous_many_units(tile, K, name):
+    sizes = [2049, 1984, 2112, 0, 2200, 1, 65, 1920]
+    info = forced_contiguous(tile, sizes, 2304, K, seed=K)
+    assert name in info, info
+
+
+def test_masked_many_units():
+    # 32 groups of up to 192 rows in 128 x 192 pairs (12 N tiles): a
+    # group's second row tile, where it has one, holds at most 64 rows.
+    test_masked(32, 192, torch.bfloat16, N=2304)
+
+
 def test_cta_pairs_need_an_even_tile_count():
     from blockscale import _capi
     with pytest.raises(_capi.BlockscaleError, match="odd count"):

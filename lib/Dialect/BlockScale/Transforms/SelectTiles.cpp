@@ -249,11 +249,26 @@ struct SelectTilesPass
                << " only (its kernel has no split-K"
                << (kGrouped ? " and no clusters" : "") << ") but got '"
                << force << "'";
+      // A forced bm without bn keeps the rule's bn where the kernel has
+      // that tile, else 128 (bm 256 takes bn <= 128).
+      bool bnForced = false;
+      {
+        SmallVector<StringRef> items;
+        StringRef(force).split(items, ',', -1, /*KeepEmpty=*/false);
+        for (StringRef item : items)
+          bnForced |= item.split('=').first.trim() == "bn";
+      }
       c.bm = f.bm;
-      c.bn = f.bn;
+      c.bn = bnForced || ::blockscale::isValidTile(f.bm, f.bn) ? f.bn : 128;
       c.stages = f.stages;
       c.raster = f.raster;
       c.cluster = f.cluster;
+      if (c.cluster == 2 && n > 0 && c.bn > 0 && (n + c.bn - 1) / c.bn % 2)
+        return op->emitOpError()
+               << "expected an even count of N tiles for CTA pairs "
+                  "(cluster=2) but got N = "
+               << n << " in " << (n + c.bn - 1) / c.bn << " tiles of bn="
+               << c.bn << "; force cluster=1 or a bn that splits N evenly";
     }
     if (!::blockscale::isValidTile(c.bm, c.bn))
       return op->emitOpError()
