@@ -8,9 +8,9 @@
 #   scripts/build-gpu-bundle.sh --ref REF --out DIR  git REF (a commit, tag or branch) built in a temporary
 #                                                    worktree with the same flags; DIR/bin and
 #                                                    DIR/lib/libblockscale_c.so, packed as DIR.tar.xz
-#   scripts/build-gpu-bundle.sh --ref REF --patch FILE --out DIR
-#                                                    the same, with FILE (a git diff, e.g. one of
-#                                                    bench/patches/) applied to REF first: a kernel
+#   scripts/build-gpu-bundle.sh --ref REF --patch FILE [--patch FILE2 ...] --out DIR
+#                                                    the same, with each FILE (a git diff, e.g. one of
+#                                                    bench/patches/) applied to REF in order: a kernel
 #                                                    variant measured before it lands
 #
 # DIR is a folder directly in .gpu/ (ignored by git), e.g. .gpu/base; it is
@@ -20,12 +20,12 @@
 # before it runs anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ref="" out="" patch=""
+ref="" out="" patches=()
 while [ $# -gt 0 ]; do
   case $1 in
     --ref) ref=${2:?--ref needs a git ref}; shift 2 ;;
     --out) out=${2:?--out needs a folder}; shift 2 ;;
-    --patch) patch=${2:?--patch needs a file}; shift 2 ;;
+    --patch) patches+=("${2:?--patch needs a file}"); shift 2 ;;
     -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "build-gpu-bundle: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -33,11 +33,12 @@ done
 if { [ -n "$ref" ] && [ -z "$out" ]; } || { [ -z "$ref" ] && [ -n "$out" ]; }; then
   echo "build-gpu-bundle: --ref and --out go together" >&2; exit 2
 fi
-if [ -n "$patch" ]; then
+for i in "${!patches[@]}"; do
+  f=${patches[$i]}
   [ -n "$ref" ] || { echo "build-gpu-bundle: --patch goes with --ref and --out" >&2; exit 2; }
-  [ -f "$patch" ] || { echo "build-gpu-bundle: no patch file '$patch'" >&2; exit 2; }
-  patch=$(cd "$(dirname "$patch")" && pwd)/$(basename "$patch")
-fi
+  [ -f "$f" ] || { echo "build-gpu-bundle: no patch file '$f'" >&2; exit 2; }
+  patches[$i]=$(cd "$(dirname "$f")" && pwd)/$(basename "$f")
+done
 
 BINS=(blockscale-gen blockscale-opt blockscale-run-sharded blockscale-bench-jit)
 
@@ -77,17 +78,19 @@ cleanup() {
 }
 trap cleanup EXIT
 git worktree add --detach "$tmp/src" "$sha" >/dev/null
-if [ -n "$patch" ]; then
-  git -C "$tmp/src" apply "$patch" ||
-    { echo "build-gpu-bundle: $patch does not apply to $ref" >&2; exit 2; }
-fi
+applied=""
+for f in "${patches[@]}"; do
+  git -C "$tmp/src" apply "$f" ||
+    { echo "build-gpu-bundle: $f does not apply to $ref${applied:+ after$applied}" >&2; exit 2; }
+  applied+=" + $(basename "$f") $(sha256sum < "$f" | cut -c1-12)"
+done
 build "$tmp/src" "$tmp/build"
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
 for b in "${BINS[@]}"; do cp "$tmp/build/bin/$b" "$out/bin/"; done
 cp "$tmp/build/lib/libblockscale_c.so" "$out/lib/"
-echo "$sha${patch:+ + $(basename "$patch") $(sha256sum < "$patch" | cut -c1-12)}" > "$out/REF"
+echo "$sha$applied" > "$out/REF"
 pack "$out.tar.xz" "$out"
 du -sh "$out" "$out.tar.xz"
 rm -rf "$out"
-echo "build-gpu-bundle: $ref = $sha${patch:+ with $patch} in $out.tar.xz"
+echo "build-gpu-bundle: $ref = $sha$applied in $out.tar.xz"

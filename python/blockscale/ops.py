@@ -122,7 +122,18 @@ def _major_stride(t, dim, name, needed):
     if t.shape[other] > 1 and t.stride(other) != 1:
         _err(f"expected {name} to be {needed} (unit stride along dim {other}) but got "
              f"shape {tuple(t.shape)} strides {tuple(t.stride())}")
+    _own_storage(t, name)
     return t.stride(dim) if t.shape[dim] > 1 else 0
+
+
+def _own_storage(t, name, err=None):
+    """Refuses an expanded view (stride 0 along a dim of size > 1): the
+    kernels would read it as the layout its other strides promise, past its
+    storage, and the launch takes a zero stride as "the default layout"."""
+    if any(n > 1 and s == 0 for n, s in zip(t.shape, t.stride())):
+        (err or _err)(f"expected {name} to hold its own elements but got shape "
+                      f"{tuple(t.shape)} with strides {tuple(t.stride())} (stride 0: an "
+                      f"expanded view); call .contiguous()")
 
 
 def _check_mm(a, a_scale, b, b_scale, recipe_a, recipe_b, out_dtype):
@@ -164,6 +175,7 @@ def _check_mm(a, a_scale, b, b_scale, recipe_a, recipe_b, out_dtype):
         if tuple(b_scale.shape) != want:
             _err(f"expected b_scale of shape (ceil(K/128), ceil(N/128)) = {want} but got "
                  f"{tuple(b_scale.shape)} (a cuBLASLt-padded tensor can be passed as s[:{Kb}])")
+        _own_storage(b_scale, "b_scale")
         ldsb = 0
     else:
         want = (Kb, N)
@@ -283,6 +295,9 @@ def _scaled_mm_accumulate_impl(c: Tensor, a: Tensor, a_scale: Tensor, b: Tensor,
              f"{c.dtype} {tuple(c.shape)} strides {tuple(c.stride())}")
     if (c.stride(0) * 4) % 16 or c.data_ptr() % 16:
         _err("expected c's rows to be 16-byte aligned (TMA reduce-add)")
+    if dims[0] > 1 and c.stride(0) < dims[1]:
+        _err(f"expected c's rows not to overlap (row stride >= N = {dims[1]}) but got "
+             f"strides {tuple(c.stride())}; call .contiguous()")
     _launch_mm(a, a_scale, b, b_scale, "128x1", c, True, dims)
 
 
@@ -324,6 +339,7 @@ def _input_row_stride(x, err):
         err(f"expected a row-major input (unit column stride) but got strides "
             f"{tuple(x.stride())}")
     ldx = x.stride(0) if R > 1 else C
+    _own_storage(x, "the input", err)
     if (ldx * x.element_size()) % 16 or x.data_ptr() % 16:
         err(f"expected 16-byte aligned input rows but got row stride {ldx} x {x.dtype}")
     return ldx

@@ -176,6 +176,28 @@ def test_scaled_mm_rejects_wrong_layouts():
         blockscale.scaled_mm(aq, as_, bq, bs[:1], "1x128", rb, torch.bfloat16)
 
 
+def test_expanded_views_are_refused():
+    # Stride 0 along a dim of size > 1 (torch's expand): the kernels would
+    # read past the storage, and the launch takes a zero stride as "the
+    # default layout". Each is refused naming the fix.
+    aq, as_, bq, bs, rb, ref = operands(256, 256, 256, "fwd")
+    with pytest.raises(ValueError, match="expanded view"):
+        blockscale.scaled_mm(aq[:1].expand(256, 256), as_, bq, bs, "1x128", rb,
+                             torch.bfloat16)
+    with pytest.raises(ValueError, match="expanded view"):
+        blockscale.scaled_mm(aq, as_[:, :1].expand(256, 2), bq, bs, "1x128", rb,
+                             torch.bfloat16)
+    with pytest.raises(ValueError, match="expanded view"):
+        blockscale.scaled_mm(aq, as_, bq, bs[:1, :1].expand(2, 2), "1x128", rb,
+                             torch.bfloat16)
+    with pytest.raises(ValueError, match="expanded view"):
+        blockscale.quantize(torch.randn(1, 256, device="cuda").expand(64, 256), "1x128")
+    aq, as_, bq, bs, rb, ref = operands(256, 256, 256, "wgrad")
+    c = torch.zeros(1, 256, device="cuda").expand(256, 256)
+    with pytest.raises(ValueError, match="not to overlap"):
+        blockscale.scaled_mm_accumulate(c, aq, as_, bq, bs)
+
+
 def test_dynamic_m_reuses_kernel():
     stats0 = _capi.cache_stats()
     for M in (96, 100, 120, 128):  # one M bucket

@@ -126,3 +126,21 @@ expect(chk.check_k, ak, ask, bk, t((Nk, nb), "f32", (1, Nk + 2)), offs_k, "f32")
 expect(chk.check_k, ak, ask, bk, t((Nk, nb - 1), "f32", (1, Nk)), offs_k, "f32")
 expect(chk.check_k, ak, ask, bk, bsk, t((G, 1), "i32"), "f32")
 expect(chk.check_k, t((Mk, cap), "bf16"), ask, bk, bsk, offs_k, "f32")
+
+# Views the kernels cannot read as the strides promise: expanded scales
+# (stride 0, which the launch would take as "the default layout"), empty
+# dims, sizes past the C API's limits, malformed triples.
+print("-- refused views")
+expect(chk.check_contiguous, a, t((M, Kb), "f32", (1, 0)), b, b_s, offs, "bf16")
+expect(chk.check_contiguous, a, a_s, b, t((G, Nb, Kb), "f32", (0, 0, 0)), offs, "bf16")
+expect(chk.check_masked, am, am_s, b, t((G, Nb, Kb), "f32", (Nb * Kb, 0, 1)), counts, "f32")
+expect(chk.check_masked, am, t((G, Mmax, Kb), "f32", (Mmax, 1, 0)), b, b_s, counts, "f32")
+expect(chk.check_k, ak, t((Mk, nb), "f32", (1, 0)), bk, bsk, offs_k, "f32")
+expect(chk.check_contiguous, a, a_s, t((G, 0, K), "e4m3"), t((G, 0, Kb), "f32"), offs, "bf16")
+expect(chk.check_contiguous, a, a_s, t((65537, 16, K), "e4m3"), t((65537, 1, Kb), "f32"),
+       t((65537,), "i32"), "bf16")
+expect(chk.check_contiguous, t((2**31, K), "e4m3"), t((2**31, Kb), "f32", (1, 2**31)), b, b_s,
+       offs, "bf16")
+expect(chk.check_contiguous, a, (a_s[0], (1,), "f32"), b, b_s, offs, "bf16")
+expect(chk.check_contiguous, a, a_s, ((G, None, K), (1, 1, 1), "e4m3"), b_s, offs, "bf16")
+expect(chk.check_grouped_tokens, t((2**31, 16), "bf16"), offs_k, "e4m3")
