@@ -19,6 +19,7 @@
 # scripts/gpu-check.sh unpacks every .gpu/*.tar.xz at the repository root
 # before it runs anything.
 set -euo pipefail
+caller=$PWD  # (a --patch path is the caller's)
 cd "$(dirname "$0")/.."
 ref="" out="" patches=()
 while [ $# -gt 0 ]; do
@@ -36,8 +37,9 @@ fi
 for i in "${!patches[@]}"; do
   f=${patches[$i]}
   [ -n "$ref" ] || { echo "build-gpu-bundle: --patch goes with --ref and --out" >&2; exit 2; }
-  [ -f "$f" ] || { echo "build-gpu-bundle: no patch file '$f'" >&2; exit 2; }
-  patches[$i]=$(cd "$(dirname "$f")" && pwd)/$(basename "$f")
+  case $f in /*) ;; *) f=$caller/$f ;; esac
+  [ -f "$f" ] || { echo "build-gpu-bundle: no patch file '${patches[$i]}'" >&2; exit 2; }
+  patches[$i]=$f
 done
 
 BINS=(blockscale-gen blockscale-opt blockscale-run-sharded blockscale-bench-jit)

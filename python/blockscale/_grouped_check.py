@@ -47,11 +47,14 @@ def _triple(op, name, t):
 
 
 def _own_storage(op, name, shape, strides):
-    """A view whose dims of size > 1 have stride 0 (torch's expand) repeats
-    elements: the kernels read it as the layout its other strides promise,
-    past its storage, and the launch takes an all-zero stride as "the
-    default layout"."""
-    if any(n > 1 and s == 0 for n, s in zip(shape, strides)):
+    """B scales with all strides zero (torch's expand of one element) are
+    what the launch takes as "the default layout": the kernels would read
+    the packed layout, past the storage. (A broadcast along some dims is
+    read as given.)"""
+    n = 1
+    for d in shape:
+        n *= d
+    if n > 1 and all(s == 0 for s in strides):
         _fail(op, f"expected {name} to hold its own elements but got shape {tuple(shape)} "
                   f"with strides {tuple(strides)} (stride 0: an expanded view); call "
                   f".contiguous()")
@@ -80,8 +83,8 @@ def _check_b(op, b, b_scale):
         _fail(op, f"expected b_scale to be a float32 tensor of shape (G, ceil(N/128), "
                   f"ceil(K/128)) = {want} but got {s_dtype} {tuple(s_shape)} (make it with "
                   f"blockscale.quantize_grouped_weight)")
-    if any(s < 0 or s >= MAX_STRIDE for s in s_strides):
-        _fail(op, f"expected b_scale strides in [0, 2^40) but got {tuple(s_strides)}")
+    if any(s < 0 or s > MAX_STRIDE for s in s_strides):
+        _fail(op, f"expected b_scale strides in [0, 2^40] but got {tuple(s_strides)}")
     _own_storage(op, "b_scale", s_shape, s_strides)
     return G, N, K, tuple(s_strides)
 
@@ -231,7 +234,7 @@ def check_grouped_tokens(x, offs, fp8):
                   f"got {ldx}")
     G = _check_offs_k(op, offs)
     cap = token_capacity(T, G)
-    if cap > MAX_INT32 or T * ldx > 2**62:
+    if cap > MAX_INT32:
         _fail(op, f"expected a token capacity round_up(tokens, 128) + 128 * G below 2^31 but "
                   f"got {cap} (x of shape {tuple(shape)}, G = {G})")
     return T, C, G, ldx, cap

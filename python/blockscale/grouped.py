@@ -12,7 +12,7 @@ owning rows ``[offs[g-1], offs[g])``, the convention of
            '1x128') writes it; masked: those of a.view(G * Mmax, K), viewed
            (G, Mmax, ceil(K/128)) (see quantize_grouped_activation_masked)
   b        (G, N, K) float8, each expert's weight row-major (contiguous)
-  b_scale  128x128: (G, ceil(N/128), ceil(K/128)) any strides
+  b_scale  128x128: (G, ceil(N/128), ceil(K/128)) any strides (not all zero)
            (quantize_grouped_weight makes both)
   offs / counts  (G,) int32 on the device: read by the kernel only, so no
            host synchronization and the calls can be captured in a CUDA graph

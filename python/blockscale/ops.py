@@ -126,11 +126,16 @@ def _major_stride(t, dim, name, needed):
     return t.stride(dim) if t.shape[dim] > 1 else 0
 
 
-def _own_storage(t, name, err=None):
-    """Refuses an expanded view (stride 0 along a dim of size > 1): the
-    kernels would read it as the layout its other strides promise, past its
-    storage, and the launch takes a zero stride as "the default layout"."""
-    if any(n > 1 and s == 0 for n, s in zip(t.shape, t.stride())):
+def _own_storage(t, name, err=None, all_zero=False):
+    """Refuses an expanded view (stride 0 along a dim of size > 1) where the
+    launch takes a zero stride as "the default layout" and the kernels would
+    read past the storage: a row stride (any zero), or the B scales' strides
+    (`all_zero`: only all of them zero is the default; a broadcast along
+    some dims is read as given). Empty tensors have nothing to read."""
+    if t.numel() == 0:
+        return
+    zero = [n > 1 and s == 0 for n, s in zip(t.shape, t.stride())]
+    if all(s == 0 for s in t.stride()) if all_zero else any(zero):
         (err or _err)(f"expected {name} to hold its own elements but got shape "
                       f"{tuple(t.shape)} with strides {tuple(t.stride())} (stride 0: an "
                       f"expanded view); call .contiguous()")
@@ -175,7 +180,7 @@ def _check_mm(a, a_scale, b, b_scale, recipe_a, recipe_b, out_dtype):
         if tuple(b_scale.shape) != want:
             _err(f"expected b_scale of shape (ceil(K/128), ceil(N/128)) = {want} but got "
                  f"{tuple(b_scale.shape)} (a cuBLASLt-padded tensor can be passed as s[:{Kb}])")
-        _own_storage(b_scale, "b_scale")
+        _own_storage(b_scale, "b_scale", all_zero=True)
         ldsb = 0
     else:
         want = (Kb, N)

@@ -190,6 +190,15 @@ def test_expanded_views_are_refused():
     with pytest.raises(ValueError, match="expanded view"):
         blockscale.scaled_mm(aq, as_, bq, bs[:1, :1].expand(2, 2), "1x128", rb,
                              torch.bfloat16)
+    # A broadcast along one dim of the B scales is read as given; an empty
+    # batch (whose scales have a zero K-block stride) is no expanded view.
+    out = blockscale.scaled_mm(aq, as_, bq, bs[:, :1].expand(2, 2), "1x128", rb,
+                               torch.bfloat16)
+    ref_b = dequantize(aq, as_, "1x128") @ dequantize(bq, bs[:, :1].expand(2, 2).contiguous(), rb)
+    assert rel(out, ref_b) <= 2e-3
+    a0, s0 = blockscale.quantize(torch.randn(0, 256, device="cuda", dtype=torch.bfloat16),
+                                 "1x128")
+    assert blockscale.scaled_mm(a0, s0, bq, bs, "1x128", rb, torch.bfloat16).shape == (0, 256)
     with pytest.raises(ValueError, match="expanded view"):
         blockscale.quantize(torch.randn(1, 256, device="cuda").expand(64, 256), "1x128")
     aq, as_, bq, bs, rb, ref = operands(256, 256, 256, "wgrad")

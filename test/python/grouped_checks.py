@@ -133,7 +133,12 @@ expect(chk.check_k, t((Mk, cap), "bf16"), ask, bk, bsk, offs_k, "f32")
 print("-- refused views")
 expect(chk.check_contiguous, a, t((M, Kb), "f32", (1, 0)), b, b_s, offs, "bf16")
 expect(chk.check_contiguous, a, a_s, b, t((G, Nb, Kb), "f32", (0, 0, 0)), offs, "bf16")
-expect(chk.check_masked, am, am_s, b, t((G, Nb, Kb), "f32", (Nb * Kb, 0, 1)), counts, "f32")
+expect(chk.check_masked, am, am_s, b, t((G, Nb, Kb), "f32", (0, 0, 0)), counts, "f32")
+# A broadcast along some dims is read as given, an empty batch has no scales.
+print("broadcast ok:", chk.check_masked(am, am_s, b, t((G, Nb, Kb), "f32", (Nb * Kb, 0, 1)),
+                                        counts, "f32")[-1])
+print("empty ok:", chk.check_contiguous(t((0, K), "e4m3"), t((0, Kb), "f32", (1, 0)), b, b_s,
+                                        offs, "bf16")[:1])
 expect(chk.check_masked, am, t((G, Mmax, Kb), "f32", (Mmax, 1, 0)), b, b_s, counts, "f32")
 expect(chk.check_k, ak, t((Mk, nb), "f32", (1, 0)), bk, bsk, offs_k, "f32")
 expect(chk.check_contiguous, a, a_s, t((G, 0, K), "e4m3"), t((G, 0, Kb), "f32"), offs, "bf16")
