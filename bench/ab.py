@@ -341,13 +341,16 @@ def grouped_cases(which):
         out += [("contiguous", G, m, N, K) for G, m in bgr.CONTIGUOUS for N, K in bgr.NK]
     if which in ("all", "masked"):
         out += [("masked", G, m, N, K) for G, m in bgr.MASKED for N, K in bgr.NK]
+    if which == "ragged":
+        out += [("ragged", G, m, N, K) for G, m in bgr.CONTIGUOUS for N, K in bgr.NK]
     return out
 
 
 def grouped_shape(case, variants, rounds):
     """One m-grouped GEMM (bench_grouped.py's operands: equal contiguous groups,
-    masked counts in [0.7, 1] x Mmax) for every variant; `force` is the grouped
-    forceTile (bm, bn, stages)."""
+    masked counts in [0.7, 1] x Mmax; "ragged": contiguous groups of [0.7,
+    1.3] x the rows per group, seeded, as routed tokens come) for every
+    variant; `force` is the grouped forceTile (bm, bn, stages)."""
     import random
     import torch
     import bench_gemm as bg
@@ -360,11 +363,16 @@ def grouped_shape(case, variants, rounds):
     bg.seed_for(kind, G, mpg, N, K)
     bq, bs = bgr.weights(G, N, K, 1)
     torch.backends.cuda.matmul.allow_tf32 = False
-    if kind == "contiguous":
-        M = G * mpg
+    if kind in ("contiguous", "ragged"):
+        rnd = random.Random(G * 7919 + mpg)
+        sizes = ([mpg] * G if kind == "contiguous" else
+                 [int(round(mpg * rnd.uniform(0.7, 1.3))) for _ in range(G)])
+        starts = [0]
+        for n in sizes:
+            starts.append(starts[-1] + n)
+        M = starts[-1]
         x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
         aq, as_ = blockscale.quantize(x, "1x128")
-        starts = [i * mpg for i in range(G + 1)]
         groups = torch.tensor(starts[1:], device="cuda", dtype=torch.int32)
         a32 = dequantize(aq, as_, "1x128")
         refs = [(i, a32[starts[i]:starts[i + 1]] @ dequantize(bq[i], bs[i], "128x128").t())
@@ -393,7 +401,8 @@ def grouped_shape(case, variants, rounds):
     for v in variants:
         try:
             kern = _capi.GroupedGemmKernel(_capi.grouped_desc(
-                kind, G, N, K, m_max=m_max, m_per_group_hint=mpg, force_tile=v["force"],
+                "masked" if kind == "masked" else "contiguous", G, N, K, m_max=m_max,
+                m_per_group_hint=mpg, force_tile=v["force"],
                 L=v["L"]), v["L"])
         except _capi.BlockscaleError as e:
             res[v["name"]] = {"error": str(e).splitlines()[0][:200], "ms": [],
@@ -460,9 +469,12 @@ def main(argv=None):
                         "128x7168x16384,wgrad:14336x4096x16384:f32 | none")
     p.add_argument("--casts", action=argparse.BooleanOptionalAction, default=False,
                    help="also the casts of bench_quant.py")
-    p.add_argument("--grouped", choices=("none", "all", "contiguous", "masked"), default="none",
-                   help="also the m-grouped GEMMs of bench_grouped.py (a variant's force is "
-                        "then the grouped forceTile: bm, bn, stages)")
+    p.add_argument("--grouped", choices=("none", "all", "contiguous", "masked", "ragged"),
+                   default="none",
+                   help="also the m-grouped GEMMs of bench_grouped.py (all: contiguous and "
+                        "masked; ragged: the contiguous shapes with group sizes drawn in "
+                        "[0.7, 1.3] x rows per group); a variant's force is then the grouped "
+                        "forceTile: bm, bn, stages")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--tolerance", type=float, default=0.02,
                    help="the verdict's band around the first variant (0.02: ±2 %%)")
