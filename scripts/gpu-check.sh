@@ -38,6 +38,10 @@
 #             each build of a variants file (bench/ab.py's format; lib= keys only) and
 #             DeepGEMM under ncu at locked base clocks: GEMM kernel durations, i.e. work
 #             per clock cycle without the power cap's clock changes (bench/profile_pair.py)
+#   vtest FILE
+#             the GPU tests (PYTEST_ARGS, default test/gpu/test_grouped.py) once per
+#             variant of FILE (bench/ab.py's format) that names a lib=, against that
+#             library (BLOCKSCALE_LIB): a kernel patch's tests before its A/B
 #   ab [FILE] [bench/ab.py flags...]
 #             same-process A/B of builds (bench/ab.py; FILE default bench/variants/rebuild.txt),
 #             GEMM targets and casts, two rounds; takes the rest of the line
@@ -255,6 +259,18 @@ v_train() {  # issue 32's training step, FP8 against bf16, 8192 tokens a step (~
     --json "$OUT/train_h2048.json"
 }
 
+v_vtest() { # FILE
+  local file=${1:?vtest needs a variants file} name rest lib
+  while read -r name rest; do
+    case $name in ''|'#'*) continue ;; esac
+    lib=$(sed -n 's/.*lib=\([^ ]*\).*/\1/p' <<< "$rest")
+    [ -n "$lib" ] || continue
+    log "--- $name ($lib)"
+    run 600 env BLOCKSCALE_LIB="$PWD/$lib" python3 -m pytest -x -q -p no:cacheprovider \
+      ${PYTEST_ARGS:-test/gpu/test_grouped.py} -s < /dev/null
+  done < "$file"
+}
+
 v_ab() { # [FILE] [flags]: FILE is a variants file unless it starts with '-'
   local file=bench/variants/rebuild.txt
   if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then file=$1; shift; fi
@@ -302,13 +318,18 @@ v_multigpu() {
 }
 
 [ $# -gt 0 ] || { usage; exit 2; }
+skip=0
 for v in "$@"; do  # every verb known before any device time is spent
+  [ "$skip" = 1 ] && { skip=0; [ -f "$v" ] && continue
+    echo "gpu-check: vtest needs a variants file but got '$v'" >&2; exit 2; }
   case $v in
     smoke|sweep|casts|wheel|python|grouped|kgrouped|gbench|kbench|bench|qbench|jit|linear|inference|train|multigpu|all) ;;
+    vtest) skip=1 ;;
     ab|profile) break ;;
     *) echo "gpu-check: unknown verb '$v'" >&2; usage >&2; exit 2 ;;
   esac
 done
+[ "$skip" = 1 ] && { echo "gpu-check: vtest needs a variants file" >&2; exit 2; }
 mkdir -p "$OUT"
 unpack_bundles
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
@@ -319,6 +340,7 @@ while [ $# -gt 0 ]; do
   log "=== $v"
   case $v in
     ab) v_ab "$@"; set -- ;;
+    vtest) v_vtest "$1"; shift ;;
     profile) v_profile "$@"; set -- ;;
     all) v_smoke; v_sweep; v_casts; v_python; v_bench ;;
     *) "v_$v" ;;
