@@ -343,7 +343,89 @@ def grouped_cases(which):
         out += [("masked", G, m, N, K) for G, m in bgr.MASKED for N, K in bgr.NK]
     if which == "ragged":
         out += [("ragged", G, m, N, K) for G, m in bgr.CONTIGUOUS for N, K in bgr.NK]
+    if which == "k":  # (G, tokens per group, M, N): M x N per group
+        out += [("k", G, tpe, M, N) for G, M, N, tpe in bgr.KGROUPED]
     return out
+
+
+def kgrouped_shape(case, variants, rounds):
+    """One k-grouped weight gradient, f32 C += per group (the form DeepGEMM's
+    k-grouped kernel has), bench_grouped.py's operands (group sizes in [0.7,
+    1.3] x the tokens per group, seeded), for every variant; `force` is the
+    k-grouped forceTile (bm, bn, stages)."""
+    import random
+    import torch
+    import bench_gemm as bg
+    import bench_grouped as bgr
+    from blockscale import _capi, _grouped_check
+    from blockscale import grouped as gm
+    _, G, tpe, M, N = case
+    bg.seed_for("k", G, tpe, M, N)
+    rnd = random.Random(G * 7919 + tpe)
+    sizes = [max(1, int(round(tpe * rnd.uniform(0.7, 1.3)))) for _ in range(G)]
+    T = sum(sizes)
+    offs = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
+    aq, as_ = gm.quantize_grouped_tokens(
+        torch.randn(T, M, device="cuda").to(torch.bfloat16), offs)
+    bq, bs = gm.quantize_grouped_tokens(
+        torch.randn(T, N, device="cuda").to(torch.bfloat16), offs)
+    nbs = [-(-n // 128) for n in sizes]
+    b0s = [sum(nbs[:i]) for i in range(G)]
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+    def deq(q, sc, i):
+        b0, nb, n = b0s[i], nbs[i], sizes[i]
+        return (q[:, b0 * 128:b0 * 128 + n].float()
+                * sc[:, b0:b0 + nb].repeat_interleave(128, 1)[:, :n])
+
+    refs = [(i, deq(aq, as_, i) @ deq(bq, bs, i).t()) for i in range(G)]
+    dims = _grouped_check.check_k(gm._t(aq), gm._t(as_), gm._t(bq), gm._t(bs), gm._t(offs),
+                                  "f32")
+    res, live = {}, []
+    for v in variants:
+        try:
+            kern = _capi.GroupedGemmKernel(_capi.grouped_desc(
+                "k", G, N, 0, m=M, out_dtype="f32", accumulate=True,
+                m_per_group_hint=tpe, force_tile=v["force"], L=v["L"]), v["L"])
+        except _capi.BlockscaleError as e:
+            res[v["name"]] = {"error": str(e).splitlines()[0][:200], "ms": [],
+                              "MNK": (M, N, T)}
+            continue
+        c = torch.zeros(G, M, N, device="cuda")
+        args = _capi.GroupedGemmArgs()
+        v["L"].bs_grouped_gemm_args_init(args)
+        args.a, args.a_scale, args.b, args.b_scale = (aq.data_ptr(), as_.data_ptr(),
+                                                      bq.data_ptr(), bs.data_ptr())
+        args.groups, args.c = offs.data_ptr(), c.data_ptr()
+        args.capacity, args.ldsa, args.ldsb = dims[3], dims[4], dims[5]
+        call = (lambda k, a: lambda: k.launch(a, torch.cuda.current_stream().cuda_stream))(
+            kern, args)
+
+        def check(c=c, call=call):
+            c.zero_()
+            call()
+            torch.cuda.synchronize()
+            return max(bgr.relerr(c[i], ref) for i, ref in refs)
+
+        set_pdl(v)
+        err = check()
+        r = {"ms": [], "MNK": (M, N, T), "relerr": err, "kernel": kern.info(),
+             "key": kern.info(), "graph": bg.capture_graph(call), "check": "",
+             "keep": (kern, c, args, check)}
+        res[v["name"]] = r
+        live.append(v)
+    for i in range(rounds):
+        for v in (live if i % 2 == 0 else live[::-1]):
+            r = res[v["name"]]
+            r["ms"].append(bg.bench(r["graph"].replay) / 10)
+    for v in live:
+        r = res[v["name"]]
+        r["relerr_after"] = r["keep"][-1]()
+        ok = r["relerr"] < bgr.TOL and r["relerr_after"] < bgr.TOL
+        r["ok"] = ok
+        r["check"] = f"relerr {r['relerr']:.1e}/{r['relerr_after']:.1e} {'PASS' if ok else 'FAIL'}"
+        del r["graph"], r["keep"]
+    return res
 
 
 def grouped_shape(case, variants, rounds):
@@ -469,12 +551,12 @@ def main(argv=None):
                         "128x7168x16384,wgrad:14336x4096x16384:f32 | none")
     p.add_argument("--casts", action=argparse.BooleanOptionalAction, default=False,
                    help="also the casts of bench_quant.py")
-    p.add_argument("--grouped", choices=("none", "all", "contiguous", "masked", "ragged"),
+    p.add_argument("--grouped", choices=("none", "all", "contiguous", "masked", "ragged", "k"),
                    default="none",
-                   help="also the m-grouped GEMMs of bench_grouped.py (all: contiguous and "
-                        "masked; ragged: the contiguous shapes with group sizes drawn in "
-                        "[0.7, 1.3] x rows per group); a variant's force is then the grouped "
-                        "forceTile: bm, bn, stages")
+                   help="also the grouped GEMMs of bench_grouped.py (all: m-grouped contiguous "
+                        "and masked; ragged: the contiguous shapes with group sizes drawn in "
+                        "[0.7, 1.3] x rows per group; k: the k-grouped weight gradient, f32 "
+                        "+=); a variant's force is then the grouped forceTile: bm, bn, stages")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--tolerance", type=float, default=0.02,
                    help="the verdict's band around the first variant (0.02: ±2 %%)")
@@ -523,8 +605,12 @@ def main(argv=None):
         bad += [f"{title} {n}" for n, r in res.items() if r.get("ok") is False]
         notrun += [f"{title} {n}: {r['error']}" for n, r in res.items() if r.get("error")]
     for case in grouped_cases(args.grouped):
-        title = "grouped {} G={} m={} {}x{}".format(*case)
-        res = grouped_shape(case, variants, args.rounds)
+        if case[0] == "k":
+            title = "k-grouped G={} tokens={} {}x{} +=".format(*case[1:])
+            res = kgrouped_shape(case, variants, args.rounds)
+        else:
+            title = "grouped {} G={} m={} {}x{}".format(*case)
+            res = grouped_shape(case, variants, args.rounds)
         gemm.append((title, res))
         fmt = lambda r, ms: f"{tflops_fmt(r, ms):7.1f}"
         print("\n".join(shape_block(title, res, order, "TFLOP/s", fmt)), flush=True)
