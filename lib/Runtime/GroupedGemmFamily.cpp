@@ -282,7 +282,8 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   }
   if (!bnForced && !bs::gemmTileImplemented(bm, bn))
     bn = 128;
-  if (cluster == 2 && d.n > 0 && bn > 0 && (d.n + bn - 1) / bn % 2 != 0)
+  if (!kg && cluster == 2 && d.n > 0 && bn > 0 &&
+      (d.n + bn - 1) / bn % 2 != 0)
     return invalidArgument(llvm::formatv(
         "grouped GEMM: expected an even count of N tiles for CTA pairs "
         "(cluster = 2) but got N = {0} in {1} tiles of bn = {2}; force "

@@ -390,6 +390,15 @@ TEST(KernelSpec, KGroupedTileRule) {
   auto b = GroupedGemmFamily::plan(d);
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
   EXPECT_EQ(b->gemm.bn, 128);
+  // Pairs are refused as the k-grouped kernel's (it has none), whatever
+  // the count of N tiles (7168 in 56 tiles of 128, 50 of 144, 45 of 160).
+  for (const char *force : {"cluster=2", "bn=144,cluster=2", "bn=160,cluster=2"}) {
+    d.forceTile = force;
+    auto c = GroupedGemmFamily::plan(d);
+    ASSERT_FALSE(bool(c)) << force;
+    std::string msg = llvm::toString(c.takeError());
+    EXPECT_NE(msg.find("k-grouped"), std::string::npos) << force << ": " << msg;
+  }
 }
 
 // The m-grouped rule's CTA pairs and what a forced tile starts from.
