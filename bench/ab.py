@@ -348,12 +348,38 @@ def grouped_cases(which):
     return out
 
 
+def _grouped_entry(kern, args, out, call, check, mnk):
+    """A grouped variant's result entry: its first check, and its ten calls
+    captured as a graph (`keep` holds what the graph uses)."""
+    import bench_gemm as bg
+    return {"ms": [], "MNK": mnk, "relerr": check(), "kernel": kern.info(),
+            "key": kern.info(), "graph": bg.capture_graph(call), "check": "",
+            "keep": (kern, out, args, check)}
+
+
+def _time_grouped(res, live, rounds):
+    """Times the live variants' graphs in alternating order, then checks each
+    result again."""
+    import bench_gemm as bg
+    import bench_grouped as bgr
+    for i in range(rounds):
+        for v in (live if i % 2 == 0 else live[::-1]):
+            r = res[v["name"]]
+            r["ms"].append(bg.bench(r["graph"].replay) / 10)
+    for v in live:
+        r = res[v["name"]]
+        r["relerr_after"] = r["keep"][-1]()
+        ok = r["relerr"] < bgr.TOL and r["relerr_after"] < bgr.TOL
+        r["ok"] = ok
+        r["check"] = f"relerr {r['relerr']:.1e}/{r['relerr_after']:.1e} {'PASS' if ok else 'FAIL'}"
+        del r["graph"], r["keep"]
+
+
 def kgrouped_shape(case, variants, rounds):
     """One k-grouped weight gradient, f32 C += per group (the form DeepGEMM's
-    k-grouped kernel has), bench_grouped.py's operands (group sizes in [0.7,
-    1.3] x the tokens per group, seeded), for every variant; `force` is the
-    k-grouped forceTile (bm, bn, stages)."""
-    import random
+    k-grouped kernel has), bench_grouped.py's operands (kgrouped_operands:
+    group sizes in [0.7, 1.3] x the tokens per group, seeded), for every
+    variant; `force` is the k-grouped forceTile (bm, bn, stages)."""
     import torch
     import bench_gemm as bg
     import bench_grouped as bgr
@@ -361,24 +387,9 @@ def kgrouped_shape(case, variants, rounds):
     from blockscale import grouped as gm
     _, G, tpe, M, N = case
     bg.seed_for("k", G, tpe, M, N)
-    rnd = random.Random(G * 7919 + tpe)
-    sizes = [max(1, int(round(tpe * rnd.uniform(0.7, 1.3)))) for _ in range(G)]
+    sizes, offs, (aq, as_), (bq, bs), refs, _, _ = bgr.kgrouped_operands(
+        G, M, N, tpe, 0.3, G * 7919 + tpe)
     T = sum(sizes)
-    offs = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
-    aq, as_ = gm.quantize_grouped_tokens(
-        torch.randn(T, M, device="cuda").to(torch.bfloat16), offs)
-    bq, bs = gm.quantize_grouped_tokens(
-        torch.randn(T, N, device="cuda").to(torch.bfloat16), offs)
-    nbs = [-(-n // 128) for n in sizes]
-    b0s = [sum(nbs[:i]) for i in range(G)]
-    torch.backends.cuda.matmul.allow_tf32 = False
-
-    def deq(q, sc, i):
-        b0, nb, n = b0s[i], nbs[i], sizes[i]
-        return (q[:, b0 * 128:b0 * 128 + n].float()
-                * sc[:, b0:b0 + nb].repeat_interleave(128, 1)[:, :n])
-
-    refs = [(i, deq(aq, as_, i) @ deq(bq, bs, i).t()) for i in range(G)]
     dims = _grouped_check.check_k(gm._t(aq), gm._t(as_), gm._t(bq), gm._t(bs), gm._t(offs),
                                   "f32")
     res, live = {}, []
@@ -408,23 +419,9 @@ def kgrouped_shape(case, variants, rounds):
             return max(bgr.relerr(c[i], ref) for i, ref in refs)
 
         set_pdl(v)
-        err = check()
-        r = {"ms": [], "MNK": (M, N, T), "relerr": err, "kernel": kern.info(),
-             "key": kern.info(), "graph": bg.capture_graph(call), "check": "",
-             "keep": (kern, c, args, check)}
-        res[v["name"]] = r
+        res[v["name"]] = _grouped_entry(kern, args, c, call, check, (M, N, T))
         live.append(v)
-    for i in range(rounds):
-        for v in (live if i % 2 == 0 else live[::-1]):
-            r = res[v["name"]]
-            r["ms"].append(bg.bench(r["graph"].replay) / 10)
-    for v in live:
-        r = res[v["name"]]
-        r["relerr_after"] = r["keep"][-1]()
-        ok = r["relerr"] < bgr.TOL and r["relerr_after"] < bgr.TOL
-        r["ok"] = ok
-        r["check"] = f"relerr {r['relerr']:.1e}/{r['relerr_after']:.1e} {'PASS' if ok else 'FAIL'}"
-        del r["graph"], r["keep"]
+    _time_grouped(res, live, rounds)
     return res
 
 
@@ -507,23 +504,9 @@ def grouped_shape(case, variants, rounds):
             return max(bgr.relerr(rows_of(out, i), ref) for i, ref in refs)
 
         set_pdl(v)
-        err = check()
-        r = {"ms": [], "MNK": (valid, N, K), "relerr": err, "kernel": kern.info(),
-             "key": kern.info(), "graph": bg.capture_graph(call), "check": "",
-             "keep": (kern, out, args, check)}
-        res[v["name"]] = r
+        res[v["name"]] = _grouped_entry(kern, args, out, call, check, (valid, N, K))
         live.append(v)
-    for i in range(rounds):
-        for v in (live if i % 2 == 0 else live[::-1]):
-            r = res[v["name"]]
-            r["ms"].append(bg.bench(r["graph"].replay) / 10)
-    for v in live:
-        r = res[v["name"]]
-        r["relerr_after"] = r["keep"][-1]()
-        ok = r["relerr"] < bgr.TOL and r["relerr_after"] < bgr.TOL
-        r["ok"] = ok
-        r["check"] = f"relerr {r['relerr']:.1e}/{r['relerr_after']:.1e} {'PASS' if ok else 'FAIL'}"
-        del r["graph"], r["keep"]
+    _time_grouped(res, live, rounds)
     return res
 
 

@@ -244,11 +244,13 @@ def masked_case(G, Mmax, N, K, dg, seed):
 KGROUPED = [(4, 4096, 7168, 8192), (8, 7168, 2048, 4096), (16, 4096, 7168, 2048)]
 
 
-def kgrouped_case(G, M, N, tpe, vary, dg, seed):
-    from blockscale import grouped as gm
-    from blockscale import _grouped_check as gm_check
-    from blockscale.grouped import (grouped_mm_k, grouped_mm_k_accumulate,
-                                    quantize_grouped_tokens)
+def kgrouped_operands(G, M, N, tpe, vary, seed):
+    """The k-grouped weight gradient's operands: G groups of [1 - vary, 1 +
+    vary] x tpe tokens (seeded), dY (tokens, M) and X (tokens, N) through the
+    group-aware casts, and each group's f32 reference dY_g^T X_g. Returns
+    (sizes, offs, (aq, as_), (bq, bs), refs, nbs, b0s): nbs / b0s are each
+    group's 128-token blocks and its first block."""
+    from blockscale.grouped import quantize_grouped_tokens
     rnd = random.Random(seed)
     sizes = [max(1, int(round(tpe * rnd.uniform(1 - vary, 1 + vary)))) for _ in range(G)]
     T = sum(sizes)
@@ -268,6 +270,16 @@ def kgrouped_case(G, M, N, tpe, vary, dg, seed):
                 * sc[:, b0:b0 + nb].repeat_interleave(128, 1)[:, :n])
 
     refs = [(i, deq(aq, as_, i) @ deq(bq, bs, i).t()) for i in range(G)]
+    return sizes, offs, (aq, as_), (bq, bs), refs, nbs, b0s
+
+
+def kgrouped_case(G, M, N, tpe, vary, dg, seed):
+    from blockscale import grouped as gm
+    from blockscale import _grouped_check as gm_check
+    from blockscale.grouped import grouped_mm_k, grouped_mm_k_accumulate
+    sizes, offs, (aq, as_), (bq, bs), refs, nbs, b0s = kgrouped_operands(
+        G, M, N, tpe, vary, seed)
+    T = sum(sizes)
     row = {"kind": "k", "G": G, "m_per_group": tpe, "rows": T, "M": M, "N": N,
            "sizes": sizes}
 
