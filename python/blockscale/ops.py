@@ -134,8 +134,11 @@ def _own_storage(t, name, err=None, all_zero=False):
     some dims is read as given). Empty tensors have nothing to read."""
     if t.numel() == 0:
         return
-    zero = [n > 1 and s == 0 for n, s in zip(t.shape, t.stride())]
-    if all(s == 0 for s in t.stride()) if all_zero else any(zero):
+    if all_zero:
+        expanded = all(s == 0 for s in t.stride())
+    else:
+        expanded = any(n > 1 and s == 0 for n, s in zip(t.shape, t.stride()))
+    if expanded:
         (err or _err)(f"expected {name} to hold its own elements but got shape "
                       f"{tuple(t.shape)} with strides {tuple(t.stride())} (stride 0: an "
                       f"expanded view); call .contiguous()")

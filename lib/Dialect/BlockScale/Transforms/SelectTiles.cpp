@@ -23,9 +23,9 @@ using namespace mlir;
 using namespace mlir::blockscale;
 
 /// Parses "bm=128,bn=128,stages=4,splits=1,raster=8" over `c` (also cluster
-/// and ksplit).
+/// and ksplit); `bnGiven`, when given, says whether the spec set bn.
 static LogicalResult parseForce(StringRef spec, ::blockscale::TileChoice &c,
-                                std::string &error) {
+                                std::string &error, bool *bnGiven = nullptr) {
   SmallVector<StringRef> items;
   spec.split(items, ',', -1, /*KeepEmpty=*/false);
   for (StringRef item : items) {
@@ -39,8 +39,11 @@ static LogicalResult parseForce(StringRef spec, ::blockscale::TileChoice &c,
     key = key.trim();
     if (key == "bm")
       c.bm = v;
-    else if (key == "bn")
+    else if (key == "bn") {
       c.bn = v;
+      if (bnGiven)
+        *bnGiven = true;
+    }
     else if (key == "stages")
       c.stages = v;
     else if (key == "splits")
@@ -237,7 +240,8 @@ struct SelectTilesPass
       std::string error;
       ::blockscale::TileChoice f = c;
       f.cluster = 1;
-      if (failed(parseForce(force, f, error)))
+      bool bnForced = false;
+      if (failed(parseForce(force, f, error, &bnForced)))
         return op->emitOpError() << error;
       if (f.splits != 1 || f.ksplit != 1 ||
           (f.cluster != 1 && (kGrouped || f.cluster != 2)))
@@ -251,13 +255,6 @@ struct SelectTilesPass
                << force << "'";
       // A forced bm without bn keeps the rule's bn where the kernel has
       // that tile, else 128 (bm 256 takes bn <= 128).
-      bool bnForced = false;
-      {
-        SmallVector<StringRef> items;
-        StringRef(force).split(items, ',', -1, /*KeepEmpty=*/false);
-        for (StringRef item : items)
-          bnForced |= item.split('=').first.trim() == "bn";
-      }
       c.bm = f.bm;
       c.bn = bnForced || ::blockscale::isValidTile(f.bm, f.bn) ? f.bn : 128;
       c.stages = f.stages;
