@@ -243,6 +243,22 @@ GroupedGemmFamily::Tile GroupedGemmFamily::defaultTile(Grouping grouping,
   return t;
 }
 
+llvm::Expected<GroupedGemmFamily::Tile>
+GroupedGemmFamily::applyForce(const Tile &rule, int bm, int bn, bool bnGiven,
+                              int stages, int cluster, int64_t n,
+                              bool kGrouped) {
+  if (!bnGiven)
+    bn = bs::gemmTileImplemented(bm, rule.bn) ? rule.bn : 128;
+  // The k-grouped kernel has no pairs at all: specFor says so.
+  if (!kGrouped && cluster == 2 && n > 0 && bn > 0 && (n + bn - 1) / bn % 2 != 0)
+    return llvm::createStringError(llvm::formatv(
+        "expected an even count of N tiles for CTA pairs (cluster = 2) but "
+        "got N = {0} in {1} tiles of bn = {2}; force cluster=1 or a bn that "
+        "splits N into an even count",
+        n, (n + bn - 1) / bn, bn));
+  return Tile{bm, bn, stages, cluster};
+}
+
 llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   if (llvm::Error e = d.validate())
     return std::move(e);
@@ -255,8 +271,7 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
     return specFor(d.a, d.b, d.out, t.bm, t.bn, t.stages, d.debug, kg,
                    d.accumulate, kg ? 0 : d.k, t.cluster);
   // A forced tile starts from the rule's bm and bn, one CTA per tile, as
-  // many stages as fit; a forced bm without bn keeps the rule's bn where
-  // the kernel has that tile, else 128 (bm = 256 takes bn <= 128).
+  // many stages as fit.
   int bm = t.bm, bn = t.bn, stages = 0, cluster = 1;
   bool bnForced = false;
   {
@@ -280,15 +295,11 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
       bnForced |= key == "bn";
     }
   }
-  if (!bnForced && !bs::gemmTileImplemented(bm, bn))
-    bn = 128;
-  if (!kg && cluster == 2 && d.n > 0 && bn > 0 &&
-      (d.n + bn - 1) / bn % 2 != 0)
-    return invalidArgument(llvm::formatv(
-        "grouped GEMM: expected an even count of N tiles for CTA pairs "
-        "(cluster = 2) but got N = {0} in {1} tiles of bn = {2}; force "
-        "cluster=1 or a bn that splits N into an even count",
-        d.n, (d.n + bn - 1) / bn, bn));
+  llvm::Expected<Tile> f =
+      applyForce(t, bm, bn, bnForced, stages, cluster, d.n, kg);
+  if (!f)
+    return invalidArgument("grouped GEMM: " + llvm::toString(f.takeError()));
+  bm = f->bm, bn = f->bn, stages = f->stages, cluster = f->cluster;
   // The default depth is the deepest that fits, which is only defined for
   // a tile the kernel has (a forced bm or bn of any int would overflow the
   // shared-memory sizes); specFor reports any other tile.

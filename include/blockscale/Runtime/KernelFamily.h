@@ -116,6 +116,18 @@ struct GroupedGemmFamily {
   };
   static Tile defaultTile(Grouping grouping, int64_t perGroup, DType out,
                           int64_t n, int64_t k);
+  /// A forced tile over the rule's `rule` (plan's forceTile and
+  /// --blockscale-select-tiles' force option both come here): bm, bn,
+  /// stages and cluster as given (`bnGiven`: bn was given; stages 0: as
+  /// deep as fits, left to the caller, which knows the shared memory). A
+  /// forced bm without bn keeps the rule's bn where the kernel has that
+  /// tile, else 128 (bm 256 takes bn <= 128). Refuses m-grouped CTA pairs
+  /// over an odd count of N tiles (N known: 0 is unknown), with the message
+  /// alone (the caller adds where it came from); specFor checks the rest.
+  static llvm::Expected<Tile> applyForce(const Tile &rule, int bm, int bn,
+                                         bool bnGiven, int stages,
+                                         int cluster, int64_t n,
+                                         bool kGrouped);
   /// The same rule for a tile chosen elsewhere (the dialect's tile
   /// attribute): checks bm, bn and stages against the kernel template.
   /// `kGrouped`: the k-grouped kernel (128x1 B scales, C += with

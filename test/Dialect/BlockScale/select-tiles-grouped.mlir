@@ -13,7 +13,7 @@
 // CHECK: tile = #blockscale.tile<bm = 128, bn = 192, bk = 128, stages = 4, cluster = 2, swizzle = 128, splits = 1, raster = 8>
 // BM256-LABEL: func.func @pairs
 // BM256: tile = #blockscale.tile<bm = 256, bn = 128, bk = 128, stages = 3, cluster = 1, swizzle = 128, splits = 1, raster = 8>
-// ODD: error: 'blockscale.grouped_matmul' op expected an even count of N tiles for CTA pairs (cluster=2) but got N = 4096 in 29 tiles of bn=144; force cluster=1 or a bn that splits N evenly
+// ODD: error: 'blockscale.grouped_matmul' op expected an even count of N tiles for CTA pairs (cluster = 2) but got N = 4096 in 29 tiles of bn = 144; force cluster=1 or a bn that splits N into an even count
 func.func @pairs(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf32>,
                  %b: tensor<8x7168x4096xf8E4M3FN>, %bs: tensor<8x56x32xf32>,
                  %offs: tensor<8xi32>) -> tensor<?x4096xbf16> {

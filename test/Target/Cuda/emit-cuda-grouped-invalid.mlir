@@ -46,4 +46,4 @@ func.func @stages(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf32>,
 // FORCE: error: 'blockscale.grouped_matmul' op expected a forced tile for a grouped matmul with bm, bn, stages and cluster (1 or 2) only (its kernel has no split-K) but got 'bm=128,bn=128,splits=2'
 
 // N = 4096 in tiles of 144 columns is 29 tiles: no CTA pairs.
-// PAIRS: error: 'blockscale.grouped_matmul' op expected an even count of N tiles for CTA pairs (cluster=2) but got N = 4096 in 29 tiles of bn=144; force cluster=1 or a bn that splits N evenly
+// PAIRS: error: 'blockscale.grouped_matmul' op expected an even count of N tiles for CTA pairs (cluster = 2) but got N = 4096 in 29 tiles of bn = 144; force cluster=1 or a bn that splits N into an even count

@@ -253,19 +253,16 @@ struct SelectTilesPass
                << " only (its kernel has no split-K"
                << (kGrouped ? " and no clusters" : "") << ") but got '"
                << force << "'";
-      // A forced bm without bn keeps the rule's bn where the kernel has
-      // that tile, else 128 (bm 256 takes bn <= 128).
-      c.bm = f.bm;
-      c.bn = bnForced || ::blockscale::isValidTile(f.bm, f.bn) ? f.bn : 128;
-      c.stages = f.stages;
+      // The runtime's plan reads forceTile through the same rule.
+      auto forced = ::blockscale::GroupedGemmFamily::applyForce(
+          rule, f.bm, f.bn, bnForced, f.stages, f.cluster, n, kGrouped);
+      if (!forced)
+        return op->emitOpError() << llvm::toString(forced.takeError());
+      c.bm = forced->bm;
+      c.bn = forced->bn;
+      c.stages = forced->stages;
+      c.cluster = forced->cluster;
       c.raster = f.raster;
-      c.cluster = f.cluster;
-      if (c.cluster == 2 && n > 0 && c.bn > 0 && (n + c.bn - 1) / c.bn % 2)
-        return op->emitOpError()
-               << "expected an even count of N tiles for CTA pairs "
-                  "(cluster=2) but got N = "
-               << n << " in " << (n + c.bn - 1) / c.bn << " tiles of bn="
-               << c.bn << "; force cluster=1 or a bn that splits N evenly";
     }
     if (!::blockscale::isValidTile(c.bm, c.bn))
       return op->emitOpError()
