@@ -182,6 +182,25 @@ GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b, DType out, int bm, int bn,
   return s;
 }
 
+int64_t GroupedGemmFamily::rowsPerGroup(Grouping grouping, int64_t groups,
+                                        int64_t hint, int64_t known) {
+  if (hint > 0)
+    return hint;
+  if (known <= 0)
+    return kDefaultRowsPerGroup;
+  const int64_t g = std::max<int64_t>(groups, 1);
+  switch (grouping) {
+  case Grouping::Masked:
+    return known;
+  case Grouping::Contiguous:
+    return std::max<int64_t>(known / g, 1);
+  case Grouping::KContiguous:
+    // The group-aware cast starts every group on a 128-token block.
+    return std::max<int64_t>(known - 128 * g, g) / g;
+  }
+  return kDefaultRowsPerGroup;
+}
+
 GroupedGemmFamily::Tile GroupedGemmFamily::defaultTile(Grouping grouping,
                                                        int64_t perGroup,
                                                        DType out, int64_t n,
@@ -263,9 +282,9 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   if (llvm::Error e = d.validate())
     return std::move(e);
   const bool kg = d.grouping == Grouping::KContiguous;
-  int64_t perGroup = d.mPerGroupHint;
-  if (perGroup == 0)
-    perGroup = d.grouping == Grouping::Masked ? d.mMax : 4096;
+  int64_t perGroup =
+      rowsPerGroup(d.grouping, d.groups, d.mPerGroupHint,
+                   d.grouping == Grouping::Masked ? d.mMax : 0);
   Tile t = defaultTile(d.grouping, perGroup, d.out, d.n, kg ? 0 : d.k);
   if (d.forceTile.empty())
     return specFor(d.a, d.b, d.out, t.bm, t.bn, t.stages, d.debug, kg,

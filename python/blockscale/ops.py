@@ -131,8 +131,9 @@ def _own_storage(t, name, err=None, all_zero=False):
     launch takes a zero stride as "the default layout" and the kernels would
     read past the storage: a row stride (any zero), or the B scales' strides
     (`all_zero`: only all of them zero is the default; a broadcast along
-    some dims is read as given). Empty tensors have nothing to read."""
-    if t.numel() == 0:
+    some dims is read as given). Empty and one-element tensors have nothing
+    to read past: the default layout of one element is that element."""
+    if t.numel() <= 1:
         return
     if all_zero:
         expanded = all(s == 0 for s in t.stride())

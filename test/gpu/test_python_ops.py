@@ -196,6 +196,12 @@ def test_expanded_views_are_refused():
                                torch.bfloat16)
     ref_b = dequantize(aq, as_, "1x128") @ dequantize(bq, bs[:, :1].expand(2, 2).contiguous(), rb)
     assert rel(out, ref_b) <= 2e-3
+    # One B scale block: its default layout is that one element, so a
+    # scalar expanded to (1, 1) is read as given.
+    aq1, as1, bq1, bs1, rb1, ref1 = operands(256, 128, 128, "fwd")
+    out = blockscale.scaled_mm(aq1, as1, bq1, bs1.reshape(()).expand(1, 1), "1x128", rb1,
+                               torch.bfloat16)
+    assert rel(out, ref1) <= 2e-3
     a0, s0 = blockscale.quantize(torch.randn(0, 256, device="cuda", dtype=torch.bfloat16),
                                  "1x128")
     assert blockscale.scaled_mm(a0, s0, bq, bs, "1x128", rb, torch.bfloat16).shape == (0, 256)

@@ -116,6 +116,14 @@ struct GroupedGemmFamily {
   };
   static Tile defaultTile(Grouping grouping, int64_t perGroup, DType out,
                           int64_t n, int64_t k);
+  /// Rows (k-grouped: tokens) per group the tile rule plans for, for plan
+  /// and --blockscale-select-tiles alike: the caller's `hint` (0: none),
+  /// else what the shapes say (`known`, 0: dynamic; masked: the rows of a
+  /// group's slot; contiguous: the rows of all groups; k-grouped: the token
+  /// capacity, less each group's padding block), else kDefaultRowsPerGroup.
+  static constexpr int64_t kDefaultRowsPerGroup = 4096;
+  static int64_t rowsPerGroup(Grouping grouping, int64_t groups, int64_t hint,
+                              int64_t known);
   /// A forced tile over the rule's `rule` (plan's forceTile and
   /// --blockscale-select-tiles' force option both come here): bm, bn,
   /// stages and cluster as given (`bnGiven`: bn was given; stages 0: as

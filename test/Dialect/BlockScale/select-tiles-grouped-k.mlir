@@ -1,14 +1,20 @@
 // RUN: blockscale-opt %s --split-input-file --blockscale-select-tiles --verify-diagnostics | FileCheck %s
+// RUN: blockscale-opt %s --split-input-file --blockscale-select-tiles="m-hint=8192" --verify-diagnostics | FileCheck %s --check-prefix=HINT
 // RUN: blockscale-opt %s --split-input-file --blockscale-select-tiles="force=bn=192,stages=2" --verify-diagnostics | FileCheck %s --check-prefix=FORCE
 // RUN: not blockscale-opt %s --split-input-file --blockscale-select-tiles="force=bm=128,splits=2" 2>&1 | FileCheck %s --check-prefix=SPLIT
 
 // A k-grouped matmul takes the runtime family's tile (GroupedGemmFamily's
-// rule, shared): 128x128 whatever the tokens and groups, as many stages as
-// the shared memory holds for its output type (the f32 epilogue leaves
-// fewer than bf16). A forced tile may set bm, bn, stages and raster.
+// rule, shared) for its tokens per group: the capacity less each group's
+// padding block, or, with a dynamic capacity, m-hint's tokens over the
+// groups, else 4096 per group as the runtime plans them. f32 output over
+// more than 2048 tokens per group takes 128x192, else 128x128; as many
+// stages as the shared memory holds for the output type (the f32 epilogue
+// leaves fewer than bf16). A forced tile may set bm, bn, stages and raster.
 
 // CHECK-LABEL: func.func @kgrouped_f32
-// CHECK: tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 8>
+// CHECK: tile = #blockscale.tile<bm = 128, bn = 192, bk = 128, stages = 3, cluster = 1, swizzle = 128, splits = 1, raster = 8>
+// HINT-LABEL: func.func @kgrouped_f32
+// HINT: tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 4, cluster = 1, swizzle = 128, splits = 1, raster = 8>
 // FORCE-LABEL: func.func @kgrouped_f32
 // FORCE: tile = #blockscale.tile<bm = 128, bn = 192, bk = 128, stages = 2, cluster = 1, swizzle = 128, splits = 1, raster = 8>
 func.func @kgrouped_f32(%a: tensor<4096x?xf8E4M3FN>, %as: tensor<4096x?xf32>,

@@ -33,7 +33,6 @@ func.func @f32_out(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
 // RUN: not blockscale-opt %s --blockscale-select-tiles="num-sms=0" 2>&1 | FileCheck %s --check-prefix=SMS0
 // RUN: not blockscale-opt %s --blockscale-select-tiles="num-sms=-5" 2>&1 | FileCheck %s --check-prefix=SMSNEG
 // RUN: not blockscale-opt %s --blockscale-select-tiles="num-sms=4294967428" 2>&1 | FileCheck %s --check-prefix=SMSWRAP
-// RUN: not blockscale-opt %s --blockscale-select-tiles="m-hint=0" 2>&1 | FileCheck %s --check-prefix=MHINT0
 // RUN: not blockscale-opt %s --blockscale-select-tiles="m-hint=-1" 2>&1 | FileCheck %s --check-prefix=MHINTNEG
 // RUN: not blockscale-opt %s --blockscale-select-tiles="smem-bytes=0" 2>&1 | FileCheck %s --check-prefix=SMEM0
 // RUN: not blockscale-opt %s --blockscale-select-tiles="smem-bytes=1000" 2>&1 | FileCheck %s --check-prefix=SMEMSMALL
@@ -41,8 +40,7 @@ func.func @f32_out(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
 // SMS0: select-tiles-invalid.mlir:0:0: error: expected blockscale-select-tiles option num-sms in [1, 65536] but got 0; pass the target GPU's SM count (132 on H100/H200 SXM)
 // SMSNEG: error: expected blockscale-select-tiles option num-sms in [1, 65536] but got -5
 // SMSWRAP: error: expected blockscale-select-tiles option num-sms in [1, 65536] but got 4294967428
-// MHINT0: error: expected blockscale-select-tiles option m-hint in [1, 2147483647] but got 0; pass the M a dynamic-M GEMM is planned for (e.g. 4096)
-// MHINTNEG: error: expected blockscale-select-tiles option m-hint in [1, 2147483647] but got -1
+// MHINTNEG: error: expected blockscale-select-tiles option m-hint in [0, 2147483647] (0: none) but got -1; pass the M a dynamic-M GEMM is planned for (e.g. 4096)
 // SMEM0: error: expected blockscale-select-tiles option smem-bytes in [1, 16777216] but got 0
 // SMEMSMALL: error: 'blockscale.matmul' op expected some tile whose two-stage ring and bf16 output staging fit in smem-bytes = 1000 bytes of shared memory but none does; the smallest (bm=64,bn=16) needs {{[0-9]+}}
 

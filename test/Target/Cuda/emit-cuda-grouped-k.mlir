@@ -1,4 +1,4 @@
-// RUN: blockscale-opt %s --split-input-file --blockscale-jit-pipeline="num-sms=132" | blockscale-translate --split-input-file --blockscale-emit-cuda | FileCheck %s
+// RUN: blockscale-opt %s --split-input-file --blockscale-jit-pipeline="num-sms=132 m-hint=4096" | blockscale-translate --split-input-file --blockscale-emit-cuda | FileCheck %s
 
 // The k-grouped weight gradient and its group-aware casts become the
 // runtime families' kernels, with the sources the JIT plans for the

@@ -1,4 +1,4 @@
-// RUN: blockscale-opt %s --split-input-file --blockscale-jit-pipeline="num-sms=132" | blockscale-translate --split-input-file --blockscale-emit-cuda | FileCheck %s
+// RUN: blockscale-opt %s --split-input-file --blockscale-jit-pipeline="num-sms=132 m-hint=4096" | blockscale-translate --split-input-file --blockscale-emit-cuda | FileCheck %s
 // RUN: blockscale-opt %s --split-input-file --blockscale-select-tiles="force=bm=128,bn=64,stages=3" | FileCheck %s --check-prefix=FORCE
 
 // A grouped matmul becomes the grouped kernel: one instantiation serves

@@ -1,5 +1,5 @@
 // REQUIRES: nvrtc
-// RUN: blockscale-opt %s --blockscale-jit-pipeline | blockscale-translate --blockscale-emit-ptx | FileCheck %s
+// RUN: blockscale-opt %s --blockscale-jit-pipeline="m-hint=4096" | blockscale-translate --blockscale-emit-ptx | FileCheck %s
 
 // The k-grouped ops take the NVRTC path of the dense kernels: the
 // group-aware cast and the k-grouped GEMM compile to sm_90a PTX, the GEMM

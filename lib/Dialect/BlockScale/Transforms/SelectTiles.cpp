@@ -88,10 +88,10 @@ struct SelectTilesPass
              << ::blockscale::kMaxSmemBytes << "] but got " << smemBytes
              << "; pass the dynamic shared memory a CTA may use (232448 on "
                 "H100/H200)";
-    if (mHint < 1 || mHint > ::blockscale::kMaxGemmDim)
+    if (mHint < 0 || mHint > ::blockscale::kMaxGemmDim)
       return emitError(loc)
-             << "expected blockscale-select-tiles option m-hint in [1, "
-             << ::blockscale::kMaxGemmDim << "] but got " << mHint
+             << "expected blockscale-select-tiles option m-hint in [0, "
+             << ::blockscale::kMaxGemmDim << "] (0: none) but got " << mHint
              << "; pass the M a dynamic-M GEMM is planned for (e.g. 4096)";
     return success();
   }
@@ -128,7 +128,9 @@ struct SelectTilesPass
   LogicalResult selectFor(MatmulOp op, const ::blockscale::DeviceModel &dev) {
     ::blockscale::GemmProblem p;
     bool dynamicM = ShapedType::isDynamic(op.getM());
-    p.m = dynamicM ? int64_t(mHint) : op.getM();
+    p.m = !dynamicM     ? op.getM()
+          : mHint > 0 ? int64_t(mHint)
+                      : ::blockscale::kDefaultMHint;
     p.n = op.getN();
     p.k = op.getK();
     if (ShapedType::isDynamic(p.n) || ShapedType::isDynamic(p.k))
@@ -142,7 +144,7 @@ struct SelectTilesPass
       return op.emitOpError()
              << llvm::toString(std::move(e)) << " (selecting a tile for M x N "
              << "x K = " << shapeToString({op.getM(), p.n, p.k})
-             << (dynamicM ? ", M planned as m-hint = " + std::to_string(p.m)
+             << (dynamicM ? ", M planned as " + std::to_string(p.m)
                           : std::string())
              << ")";
 
@@ -183,12 +185,12 @@ struct SelectTilesPass
     bool masked = op.getGrouping() == Grouping::m_masked;
     ArrayRef<int64_t> a = op.getA().getType().getShape();
     int64_t groups = op.getNumGroups();
-    int64_t perGroup = masked ? a[1]
-                       : ShapedType::isDynamic(a[0])
-                           ? int64_t(mHint) / std::max<int64_t>(groups, 1)
-                           : a[0] / std::max<int64_t>(groups, 1);
-    if (ShapedType::isDynamic(perGroup))
-      perGroup = int64_t(mHint);
+    int64_t rows = masked ? a[1] : a[0];
+    int64_t perGroup = ::blockscale::GroupedGemmFamily::rowsPerGroup(
+        masked ? ::blockscale::Grouping::Masked
+               : ::blockscale::Grouping::Contiguous,
+        groups, groupHint(rows, groups),
+        ShapedType::isDynamic(rows) ? 0 : rows);
     int64_t n = op.getC().getType().getShape().back();
     int64_t k = a.back();
     return selectGroupedTile(op, op.getC().getType().getElementType(),
@@ -201,22 +203,29 @@ struct SelectTilesPass
 
   LogicalResult selectGroupedK(GroupedMatmulKOp op,
                                const ::blockscale::DeviceModel &dev) {
-    // Tokens per group: the capacity less each group's padding block, or
-    // the M hint's share when the capacity is dynamic.
     int64_t groups = cast<RankedTensorType>(op.getC().getType()).getShape()[0];
     int64_t capacity =
         cast<RankedTensorType>(op.getA().getType()).getShape().back();
-    int64_t perGroup =
-        ShapedType::isDynamic(capacity) || ShapedType::isDynamic(groups)
-            ? int64_t(mHint) / std::max<int64_t>(
-                                   ShapedType::isDynamic(groups) ? 1 : groups,
-                                   1)
-            : std::max<int64_t>(capacity - 128 * groups, groups) /
-                  std::max<int64_t>(groups, 1);
+    bool known = !ShapedType::isDynamic(capacity) &&
+                 !ShapedType::isDynamic(groups);
+    int64_t perGroup = ::blockscale::GroupedGemmFamily::rowsPerGroup(
+        ::blockscale::Grouping::KContiguous, known ? groups : 1,
+        groupHint(known ? capacity : ShapedType::kDynamic,
+                  ShapedType::isDynamic(groups) ? 1 : groups),
+        known ? capacity : 0);
     return selectGroupedTile(
         op, cast<RankedTensorType>(op.getC().getType()).getElementType(),
         ::blockscale::Grouping::KContiguous, perGroup, /*n=*/0,
         /*k=*/0, dev, [&](TileConfigAttr t) { op.setTileAttr(t); });
+  }
+
+  /// A grouped matmul's rows (tokens) are planned as the runtime plans them
+  /// (GroupedGemmFamily::rowsPerGroup); m-hint, when given, is the rows of
+  /// a dynamic `rows` in all, split evenly over `split` groups.
+  int64_t groupHint(int64_t rows, int64_t split) {
+    if (!ShapedType::isDynamic(rows) || mHint <= 0)
+      return 0;
+    return std::max<int64_t>(int64_t(mHint) / std::max<int64_t>(split, 1), 1);
   }
 
   LogicalResult selectGroupedTile(Operation *op, Type outType,

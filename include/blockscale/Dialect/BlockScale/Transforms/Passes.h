@@ -34,8 +34,9 @@ struct JitPipelineOptions : public PassPipelineOptions<JitPipelineOptions> {
       *this, "smem-bytes", llvm::cl::desc("Dynamic shared memory per CTA"),
       llvm::cl::init(bs::kMaxDynamicSmemBytes)};
   PassOptions::Option<int64_t> mHint{
-      *this, "m-hint", llvm::cl::desc("M to plan for when M is dynamic"),
-      llvm::cl::init(4096)};
+      *this, "m-hint",
+      llvm::cl::desc("M to plan for when M is dynamic (0: none)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> force{
       *this, "force", llvm::cl::desc("Forced tile configuration"),
       llvm::cl::init("")};

@@ -109,8 +109,10 @@ def BlockScaleSelectTiles : Pass<"blockscale-select-tiles", "::mlir::ModuleOp"> 
     Option<"smemBytes", "smem-bytes", "int64_t",
            /*default=*/"::bs::kMaxDynamicSmemBytes",
            "Dynamic shared memory a CTA may use (bytes)">,
-    Option<"mHint", "m-hint", "int64_t", /*default=*/"4096",
-           "M to plan for when M is dynamic">,
+    Option<"mHint", "m-hint", "int64_t", /*default=*/"0",
+           "M to plan for when M is dynamic (grouped matmuls: the rows, "
+           "or tokens, of all groups); 0: none, which plans a dense M of "
+           "4096 and grouped rows as the runtime does, 4096 per group">,
     Option<"force", "force", "std::string", /*default=*/"\"\"",
            "Force a configuration, e.g. 'bm=128,bn=128,stages=4,splits=1' "
            "(keys bm, bn, stages, splits, raster, cluster, ksplit)">

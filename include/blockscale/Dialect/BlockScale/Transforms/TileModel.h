@@ -36,13 +36,16 @@ struct GemmProblem {
   bool accumulate = false;
 };
 
+/// The M a dense matmul of dynamic M is planned for without a hint.
+inline constexpr int64_t kDefaultMHint = 4096;
+
 /// The options of tile selection, as the JIT, the tools and
 /// `--blockscale-jit-pipeline` give them (JitPipelineOptions::tiling binds
 /// the pipeline's textual options to this once).
 struct TilingOptions {
   int64_t numSMs = bs::kDefaultNumSMs;
   int64_t smemBytes = bs::kMaxDynamicSmemBytes;
-  int64_t mHint = 4096; // M to plan for when M is dynamic
+  int64_t mHint = 0;    // M to plan for when M is dynamic (0: kDefaultMHint)
   std::string force;    // a forced configuration, e.g. "bm=128,bn=128"
 };
 
