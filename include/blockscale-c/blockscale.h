@@ -58,6 +58,9 @@ typedef struct bs_grouped_gemm_kernel_s *bs_grouped_gemm_kernel_t;
  * group g with A 1x128 and B[g] 128x128 scales:
  *   CONTIGUOUS: A (M, K), C (M, N); groups = G cumulative int32 end offsets
  *               of the groups' rows (torch._scaled_grouped_mm's offs);
+ *               group g runs from where group g-1 ended to offs[g] clipped
+ *               to [that, M]: decreasing offsets make groups empty, never
+ *               two groups on one row;
  *   MASKED:     A (G, m_max, K), C (G, m_max, N); groups = G int32 valid
  *               row counts; rows past a group's count are not written.
  * A scales (rows, ceil(K/128)) rows-contiguous (rows = M or G * m_max);

@@ -196,9 +196,31 @@ def test_masked_many_units():
     test_masked(32, 192, torch.bfloat16, N=2304)
 
 
+def test_decreasing_offsets_never_overlap():
+    # offs = [300, 100, 500, 500] over 500 rows: group 1 (whose end lies
+    # before its start) and group 3 are empty, group 2 starts where group 0
+    # ended; no row is written by two groups.
+    from blockscale import grouped as gm
+    M, N, K, G = 500, 256, 512, 4
+    x = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+    aq, as_ = blockscale.quantize(x, "1x128")
+    bq, bs = expert_weights(G, N, K, 11)
+    offs = torch.tensor([300, 100, 500, 500], device="cuda", dtype=torch.int32)
+    for _ in range(3):  # the same result every time
+        out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+        _, _, _, _, ldsa, sb = gm._grouped_check.check_contiguous(
+            gm._t(aq), gm._t(as_), gm._t(bq), gm._t(bs), gm._t(offs), "bf16")
+        kern = gm._kernel("contiguous", G, N, K, 0, "e4m3", "e4m3", "bf16", 128)
+        gm._launch_on(kern, gm._args(aq, as_, bq, bs, offs, out, M, ldsa, sb), aq.device)
+        torch.cuda.synchronize()
+        a64 = dequantize(aq, as_, "1x128").double()
+        check_rows(out[:300], a64[:300] @ deq_b(bq, bs, 0).t(), "group 0")
+        check_rows(out[300:], a64[300:] @ deq_b(bq, bs, 2).t(), "group 2")
+
+
 def test_cta_pairs_need_an_even_tile_count():
     from blockscale import _capi
-    with pytest.raises(_capi.BlockscaleError, match="odd count"):
+    with pytest.raises(_capi.BlockscaleError, match="even count of N tiles"):
         forced_contiguous("bm=128,bn=128,cluster=2", [64, 64], 384, 256)
 
 

@@ -91,19 +91,19 @@ template <class Cfg> struct GroupedTileScheduler {
         u(static_cast<int>(blockIdx.x) / CLUSTER),
         stride(static_cast<int>(gridDim.x) / CLUSTER) {}
 
-  // Rows [r0, r1) of group i, clipped to the rows of A and C (a malformed
-  // offset makes a group empty or shorter, never a store out of bounds).
-  __device__ __forceinline__ void rowsOf(int i, int &r0, int &r1) const {
-    const int rows = p.gemm.m;
+  // Rows [r0, r1) of group i, clipped to the rows of A and C. A contiguous
+  // group starts where group i - 1 ended (prevEnd), so malformed offsets
+  // (decreasing, negative, past the rows) make groups empty or shorter:
+  // never two groups on one row, never a store out of bounds.
+  __device__ __forceinline__ void rowsOf(int i, int prevEnd, int &r0,
+                                         int &r1) const {
     if (p.masked) {
       r0 = i * p.mMax;
       const int c = __ldg(p.groups + i);
       r1 = r0 + min(max(c, 0), p.mMax);
     } else {
-      r0 = i == 0 ? 0 : __ldg(p.groups + i - 1);
-      r1 = __ldg(p.groups + i);
-      r0 = min(max(r0, 0), rows);
-      r1 = min(max(r1, r0), rows);
+      r0 = prevEnd;
+      r1 = min(max(__ldg(p.groups + i), r0), p.gemm.m);
     }
   }
 
@@ -114,7 +114,7 @@ template <class Cfg> struct GroupedTileScheduler {
         return false;
       gFirst += gUnits;
       ++g;
-      rowsOf(g, gRow0, gRowEnd);
+      rowsOf(g, gRowEnd, gRow0, gRowEnd);
       gTilesM = (gRowEnd - gRow0 + BM - 1) / BM;
       gUnits = gTilesM * (p.gemm.tilesN / CLUSTER);
     }
