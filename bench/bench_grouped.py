@@ -78,6 +78,17 @@ def weights(G, N, K, seed):
     return quantize_grouped_weight(w)
 
 
+def profiled(fn, calls):
+    """fn called `calls` times with the profiler on; no time (NaN)."""
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+    return float("nan")
+
+
 def relerr(out, ref):
     return ((out.float() - ref).norm() / ref.norm().clamp(min=1e-30)).item()
 
@@ -408,9 +419,15 @@ def main():
                    help="k-grouped group sizes drawn in [1 - F, 1 + F] x tokens per expert")
     p.add_argument("--only", choices=("m", "k"), default=None,
                    help="only the m-grouped or only the k-grouped rows")
+    p.add_argument("--profile", type=int, default=0, metavar="CALLS",
+                   help="call each candidate CALLS times between cudaProfilerStart and "
+                        "cudaProfilerStop instead of timing it (for ncu --profile-from-start off)")
     p.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "bench_grouped.json"))
     args = p.parse_args()
     dg = None if args.no_deepgemm else import_deepgemm()
+    if args.profile:
+        global bench_graph
+        bench_graph = lambda fn: profiled(fn, args.profile)  # noqa: E731
     dev = torch.cuda.get_device_properties(0)
     head = {"device": dev.name, "sms": dev.multi_processor_count, "torch": torch.__version__,
             "blockscale": _capi.version(), "deepgemm": getattr(dg, "__version__", None),

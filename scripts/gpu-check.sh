@@ -22,6 +22,8 @@
 #             pytest test/gpu/test_kgrouped.py
 #   gbench    bench/bench_grouped.py (DeepGEMM's grouped kernels beside when .anchors/
 #             holds its archive)
+#   gprofile  the m-grouped kernels of blockscale and DeepGEMM under ncu (speed of light,
+#             memory, compute, warp states; GPROFILE_ARGS, default --quick, picks shapes)
 #   kbench    bench/bench_grouped.py --only k: the k-grouped weight gradient beside
 #             DeepGEMM's k-grouped kernel and a loop of dense wgrad GEMMs
 #   bench     bench/bench_gemm.py, full run (DeepGEMM beside when .anchors/ holds its
@@ -213,6 +215,15 @@ v_gbench() {
   run 560 python3 bench/bench_grouped.py --only m --json "$OUT/bench_grouped.json"
 }
 
+v_gprofile() {  # the m-grouped kernels of both libraries under ncu's sections
+  setup_deepgemm
+  run 560 ncu --profile-from-start off --kernel-name regex:'grouped_gemm|fp8_gemm' \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+    --section WarpStateStats --section LaunchStats --csv --log-file "$OUT/gprofile.csv" \
+    python3 bench/bench_grouped.py --only m ${GPROFILE_ARGS:---quick} --profile 1 \
+    --json "$OUT/gprofile.json"
+}
+
 v_kbench() {
   setup_deepgemm
   run 560 python3 bench/bench_grouped.py --only k --json "$OUT/bench_kgrouped.json"
@@ -323,7 +334,7 @@ for v in "$@"; do  # every verb known before any device time is spent
   [ "$skip" = 1 ] && { skip=0; [ -f "$v" ] && continue
     echo "gpu-check: vtest needs a variants file but got '$v'" >&2; exit 2; }
   case $v in
-    smoke|sweep|casts|wheel|python|grouped|kgrouped|gbench|kbench|bench|qbench|jit|linear|inference|train|multigpu|all) ;;
+    smoke|sweep|casts|wheel|python|grouped|kgrouped|gbench|gprofile|kbench|bench|qbench|jit|linear|inference|train|multigpu|all) ;;
     vtest) skip=1 ;;
     ab|profile) break ;;
     *) echo "gpu-check: unknown verb '$v'" >&2; usage >&2; exit 2 ;;
