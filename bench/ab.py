@@ -343,8 +343,8 @@ def grouped_cases(which):
         out += [("masked", G, m, N, K) for G, m in bgr.MASKED for N, K in bgr.NK]
     if which == "ragged":
         out += [("ragged", G, m, N, K) for G, m in bgr.CONTIGUOUS for N, K in bgr.NK]
-    if which == "k":  # (G, tokens per group, M, N): M x N per group
-        out += [("k", G, tpe, M, N) for G, M, N, tpe in bgr.KGROUPED]
+    if which in ("k", "k-plain"):  # (G, tokens per group, M, N): M x N per group
+        out += [(which, G, tpe, M, N) for G, M, N, tpe in bgr.KGROUPED]
     return out
 
 
@@ -377,7 +377,7 @@ def _time_grouped(res, live, rounds):
 
 def kgrouped_shape(case, variants, rounds):
     """One k-grouped weight gradient, f32 C += per group (the form DeepGEMM's
-    k-grouped kernel has), bench_grouped.py's operands (kgrouped_operands:
+    k-grouped kernel has; case "k-plain": C = the product), bench_grouped.py's operands (kgrouped_operands:
     group sizes in [0.7, 1.3] x the tokens per group, seeded), for every
     variant; `force` is the k-grouped forceTile (bm, bn, stages)."""
     import torch
@@ -385,7 +385,8 @@ def kgrouped_shape(case, variants, rounds):
     import bench_grouped as bgr
     from blockscale import _capi, _grouped_check
     from blockscale import grouped as gm
-    _, G, tpe, M, N = case
+    kind, G, tpe, M, N = case
+    acc = kind == "k"
     bg.seed_for("k", G, tpe, M, N)
     sizes, offs, (aq, as_), (bq, bs), refs, _, _ = bgr.kgrouped_operands(
         G, M, N, tpe, 0.3, G * 7919 + tpe)
@@ -396,7 +397,7 @@ def kgrouped_shape(case, variants, rounds):
     for v in variants:
         try:
             kern = _capi.GroupedGemmKernel(_capi.grouped_desc(
-                "k", G, N, 0, m=M, out_dtype="f32", accumulate=True,
+                "k", G, N, 0, m=M, out_dtype="f32", accumulate=acc,
                 m_per_group_hint=tpe, force_tile=v["force"], L=v["L"]), v["L"])
         except _capi.BlockscaleError as e:
             res[v["name"]] = {"error": str(e).splitlines()[0][:200], "ms": [],
@@ -413,7 +414,7 @@ def kgrouped_shape(case, variants, rounds):
             kern, args)
 
         def check(c=c, call=call):
-            c.zero_()
+            c.zero_() if acc else c.fill_(float("nan"))  # (plain: all of C written)
             call()
             torch.cuda.synchronize()
             return max(bgr.relerr(c[i], ref) for i, ref in refs)
@@ -534,12 +535,13 @@ def main(argv=None):
                         "128x7168x16384,wgrad:14336x4096x16384:f32 | none")
     p.add_argument("--casts", action=argparse.BooleanOptionalAction, default=False,
                    help="also the casts of bench_quant.py")
-    p.add_argument("--grouped", choices=("none", "all", "contiguous", "masked", "ragged", "k"),
+    p.add_argument("--grouped", choices=("none", "all", "contiguous", "masked", "ragged", "k",
+                                              "k-plain"),
                    default="none",
                    help="also the grouped GEMMs of bench_grouped.py (all: m-grouped contiguous "
                         "and masked; ragged: the contiguous shapes with group sizes drawn in "
                         "[0.7, 1.3] x rows per group; k: the k-grouped weight gradient, f32 "
-                        "+=); a variant's force is then the grouped forceTile: bm, bn, stages")
+                        "+=; k-plain: the same, C = the product); a variant's force is then the grouped forceTile: bm, bn, stages")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--tolerance", type=float, default=0.02,
                    help="the verdict's band around the first variant (0.02: ±2 %%)")
@@ -588,8 +590,9 @@ def main(argv=None):
         bad += [f"{title} {n}" for n, r in res.items() if r.get("ok") is False]
         notrun += [f"{title} {n}: {r['error']}" for n, r in res.items() if r.get("error")]
     for case in grouped_cases(args.grouped):
-        if case[0] == "k":
-            title = "k-grouped G={} tokens={} {}x{} +=".format(*case[1:])
+        if case[0] in ("k", "k-plain"):
+            title = "k-grouped G={} tokens={} {}x{} {}".format(
+                *case[1:], "+=" if case[0] == "k" else "=")
             res = kgrouped_shape(case, variants, args.rounds)
         else:
             title = "grouped {} G={} m={} {}x{}".format(*case)

@@ -39,13 +39,15 @@ For the k-grouped rows:
                its per-group K-major chunks outside the timing);
   dense loop   one wgrad scaled_mm per group (f32 out) on the group's padded
                tokens.
-TFLOP/s count the real tokens. Each is checked against an f32 product of the
-dequantized operands.
+TFLOP/s count the real tokens.
 Each is checked against an f32 product of the dequantized operands (relative
 Frobenius error per group < 3e-3) before it is timed. Timing follows
 bench_gemm.py: a CUDA graph of ten calls replayed under triton's do_bench
 (L2 flushed, median). The table's "vs DeepGEMM" is DeepGEMM's time over
 blockscale's (above 1: blockscale faster); the last line is its geometric mean.
+--profile CALLS replaces the timing with CALLS calls of each candidate between
+cudaProfilerStart and cudaProfilerStop, for `ncu --profile-from-start off`
+(scripts/gpu-check.sh gprofile).
 """
 import argparse
 import json
