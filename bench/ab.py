@@ -377,9 +377,10 @@ def _time_grouped(res, live, rounds):
 
 def kgrouped_shape(case, variants, rounds):
     """One k-grouped weight gradient, f32 C += per group (the form DeepGEMM's
-    k-grouped kernel has; case "k-plain": C = the product), bench_grouped.py's operands (kgrouped_operands:
-    group sizes in [0.7, 1.3] x the tokens per group, seeded), for every
-    variant; `force` is the k-grouped forceTile (bm, bn, stages)."""
+    k-grouped kernel has; case "k-plain": C = the product), bench_grouped.py's
+    operands (kgrouped_operands: group sizes in [0.7, 1.3] x the tokens per
+    group, seeded), for every variant; `force` is the k-grouped forceTile (bm,
+    bn, stages)."""
     import torch
     import bench_gemm as bg
     import bench_grouped as bgr
@@ -414,7 +415,10 @@ def kgrouped_shape(case, variants, rounds):
             kern, args)
 
         def check(c=c, call=call):
-            c.zero_() if acc else c.fill_(float("nan"))  # (plain: all of C written)
+            if acc:
+                c.zero_()
+            else:  # every element of C is written
+                c.fill_(float("nan"))
             call()
             torch.cuda.synchronize()
             return max(bgr.relerr(c[i], ref) for i, ref in refs)
@@ -535,13 +539,14 @@ def main(argv=None):
                         "128x7168x16384,wgrad:14336x4096x16384:f32 | none")
     p.add_argument("--casts", action=argparse.BooleanOptionalAction, default=False,
                    help="also the casts of bench_quant.py")
-    p.add_argument("--grouped", choices=("none", "all", "contiguous", "masked", "ragged", "k",
-                                              "k-plain"),
+    p.add_argument("--grouped",
+                   choices=("none", "all", "contiguous", "masked", "ragged", "k", "k-plain"),
                    default="none",
                    help="also the grouped GEMMs of bench_grouped.py (all: m-grouped contiguous "
                         "and masked; ragged: the contiguous shapes with group sizes drawn in "
                         "[0.7, 1.3] x rows per group; k: the k-grouped weight gradient, f32 "
-                        "+=; k-plain: the same, C = the product); a variant's force is then the grouped forceTile: bm, bn, stages")
+                        "+=; k-plain: the same, C = the product); a variant's force is then "
+                        "the grouped forceTile: bm, bn, stages")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--tolerance", type=float, default=0.02,
                    help="the verdict's band around the first variant (0.02: ±2 %%)")
