@@ -333,8 +333,10 @@ def cast_shape(case, variants, rounds):
     return res
 
 
-def grouped_cases(which):
-    """(kind, G, rows per group, N, K) of bench_grouped.py's m-grouped table."""
+def grouped_cases(which, k_tokens=0):
+    """(kind, G, rows per group, N, K) of bench_grouped.py's m-grouped table;
+    k-grouped: (kind, G, tokens per group, M, N), at k_tokens tokens per
+    group when given, with G scaled to keep each shape's tokens."""
     import bench_grouped as bgr
     out = []
     if which in ("all", "contiguous"):
@@ -344,7 +346,10 @@ def grouped_cases(which):
     if which == "ragged":
         out += [("ragged", G, m, N, K) for G, m in bgr.CONTIGUOUS for N, K in bgr.NK]
     if which in ("k", "k-plain"):  # (G, tokens per group, M, N): M x N per group
-        out += [(which, G, tpe, M, N) for G, M, N, tpe in bgr.KGROUPED]
+        for G, M, N, tpe in bgr.KGROUPED:
+            if k_tokens:
+                G, tpe = max(1, G * tpe // k_tokens), k_tokens
+            out.append((which, G, tpe, M, N))
     return out
 
 
@@ -547,6 +552,9 @@ def main(argv=None):
                         "[0.7, 1.3] x rows per group; k: the k-grouped weight gradient, f32 "
                         "+=; k-plain: the same, C = the product); a variant's force is then "
                         "the grouped forceTile: bm, bn, stages")
+    p.add_argument("--k-tokens", type=int, default=0, metavar="T",
+                   help="--grouped k / k-plain at T tokens per group (G scaled to keep the "
+                        "tokens of each shape)")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--tolerance", type=float, default=0.02,
                    help="the verdict's band around the first variant (0.02: ±2 %%)")
@@ -594,7 +602,7 @@ def main(argv=None):
             print(f"  note: {', '.join(names)} run the same binary here", flush=True)
         bad += [f"{title} {n}" for n, r in res.items() if r.get("ok") is False]
         notrun += [f"{title} {n}: {r['error']}" for n, r in res.items() if r.get("error")]
-    for case in grouped_cases(args.grouped):
+    for case in grouped_cases(args.grouped, args.k_tokens):
         if case[0] in ("k", "k-plain"):
             title = "k-grouped G={} tokens={} {}x{} {}".format(
                 *case[1:], "+=" if case[0] == "k" else "=")

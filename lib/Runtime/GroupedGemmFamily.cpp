@@ -211,14 +211,15 @@ GroupedGemmFamily::Tile GroupedGemmFamily::defaultTile(Grouping grouping,
   if (kg) {
     // Every group has all of C's tiles: the dense weight gradient's one-wave
     // tiles (their 128x1 B scales take a stage row each). With f32 output
-    // and groups of more than 2048 tokens, 128 x 192 as the dense f32 weight
+    // and groups of more than 1024 tokens, 128 x 192 as the dense f32 weight
     // gradient takes; measured beside 128 x 128 in one process on the
-    // issue's shapes: 1.03-1.07x (plain and +=) at 4096 and 8192 tokens per
-    // group, 0.96x (plain) at 2048, where each tile's K loop is short. (The
-    // thresholds here are "more than a power of two", so that a caller that
-    // rounds its per-group estimate up to a power of two, as the Python
+    // issue's shapes (bench/ab.py --grouped k and k-plain, H200): 1.00-1.06x
+    // at 4096 and 8192 tokens per group, 1.02-1.07x at 2048 (plain and +=;
+    // smaller groups not measured).
+    // (The thresholds here are "more than a power of two", so that a caller
+    // that rounds its per-group estimate up to a power of two, as the Python
     // package does to bound its kernels, gets the decision of the estimate.)
-    if (out == DType::F32 && perGroup > 2048)
+    if (out == DType::F32 && perGroup > 1024)
       t.bn = 192;
   } else if (perGroup <= 64) {
     // Most of a 128-row tile would lie past a small group's last row.

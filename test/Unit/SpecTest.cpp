@@ -361,7 +361,7 @@ TEST(KernelSpec, GroupedStageAlignedK) {
   llvm::consumeError(bad.takeError());
 }
 
-// The k-grouped rule: f32 output over groups of more than 2048 tokens takes
+// The k-grouped rule: f32 output over groups of more than 1024 tokens takes
 // the dense f32 weight gradient's 128 x 192 tile; shorter groups and bf16
 // output keep 128 x 128; never pairs.
 TEST(KernelSpec, KGroupedTileRule) {
@@ -374,8 +374,9 @@ TEST(KernelSpec, KGroupedTileRule) {
   d.accumulate = true;
   for (auto [hint, bn] : {std::pair<int64_t, int>{8192, 192},
                           {4096, 192},
-                          {2049, 192},
-                          {2048, 128}}) {
+                          {2048, 192},
+                          {1025, 192},
+                          {1024, 128}}) {
     d.mPerGroupHint = hint;
     auto s = GroupedGemmFamily::plan(d);
     ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());

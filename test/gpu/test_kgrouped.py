@@ -212,7 +212,7 @@ def test_accumulate():
 
 
 def test_accumulate_wide_tile():
-    # Groups of 4096 tokens or more with f32 output take the 128 x 192 tile
+    # Groups of more than 1024 tokens with f32 output take the 128 x 192 tile
     # (plain and +=); an uneven split with a tail in the last block.
     sizes = [4100, 4229]
     G, M, N = len(sizes), 256, 400

@@ -7,7 +7,7 @@
 // rule, shared) for its tokens per group: the capacity less each group's
 // padding block, or, with a dynamic capacity, m-hint's tokens over the
 // groups, else 4096 per group as the runtime plans them. f32 output over
-// more than 2048 tokens per group takes 128x192, else 128x128; as many
+// more than 1024 tokens per group takes 128x192, else 128x128; as many
 // stages as the shared memory holds for the output type (the f32 epilogue
 // leaves fewer than bf16). A forced tile may set bm, bn, stages and raster.
 
