@@ -553,13 +553,16 @@ def main(argv=None):
                         "+=; k-plain: the same, C = the product); a variant's force is then "
                         "the grouped forceTile: bm, bn, stages")
     p.add_argument("--k-tokens", type=int, default=0, metavar="T",
-                   help="--grouped k / k-plain at T tokens per group (G scaled to keep the "
-                        "tokens of each shape)")
+                   help="--grouped k / k-plain at T tokens per group, G scaled to keep "
+                        "each shape's tokens (rounded down to whole groups)")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--tolerance", type=float, default=0.02,
                    help="the verdict's band around the first variant (0.02: ±2 %%)")
     p.add_argument("--json", default=os.path.join(os.environ.get("OUT", "."), "ab.json"))
     args = p.parse_args(argv)
+    if args.k_tokens < 0 or (args.k_tokens and args.grouped not in ("k", "k-plain")):
+        p.error(f"--k-tokens goes with --grouped k or k-plain and is positive, but got "
+                f"--k-tokens {args.k_tokens} with --grouped {args.grouped}")
     try:
         variants = []
         if args.variants:
