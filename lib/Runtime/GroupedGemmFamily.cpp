@@ -215,8 +215,7 @@ GroupedGemmFamily::Tile GroupedGemmFamily::defaultTile(Grouping grouping,
     // gradient takes; measured beside 128 x 128 in one process on the
     // issue's shapes (bench/ab.py --grouped k and k-plain, H200): 1.00-1.06x
     // at 4096 and 8192 tokens per group; at 2048, 0.95-1.07x plain and
-    // 1.00-1.06x += over several runs (docs/decisions.md); smaller groups
-    // not measured.
+    // 1.00-1.06x += (docs/decisions.md); smaller groups not measured.
     // (The thresholds here are "more than a power of two", so that a caller
     // that rounds its per-group estimate up to a power of two, as the Python
     // package does to bound its kernels, gets the decision of the estimate.)
