@@ -88,6 +88,7 @@ std::vector<std::string> CompileOptions::flags() const {
       "-DNDEBUG"};
   if (!ptx)
     f.push_back("--ptxas-options=-v");
+  f.insert(f.end(), extra.begin(), extra.end());
   return f;
 }
 

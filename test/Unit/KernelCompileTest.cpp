@@ -197,6 +197,31 @@ extern "C" __global__ void bad(float *out, unsigned long long a,
       << out->log;
 }
 
+// CompileOptions::extra reaches NVRTC (and the cache key, which hashes
+// flags()): a source that refuses to compile without the macro it defines.
+TEST(KernelCompile, ExtraOptionsArePassedToNvrtc) {
+  BS_REQUIRE_NVRTC();
+  const char *src = R"(
+#if BS_TEST_EXTRA != 7
+#error "BS_TEST_EXTRA was not defined to 7"
+#endif
+extern "C" __global__ void k(int *out) { out[threadIdx.x] = BS_TEST_EXTRA; }
+)";
+  CompileOptions o;
+  o.extra = {"-DBS_TEST_EXTRA=7"};
+  std::vector<std::string> flags = o.flags();
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "-DBS_TEST_EXTRA=7"),
+            flags.end());
+  EXPECT_NE(flags, CompileOptions().flags());
+  auto out = compileCuda(src, "extra", o);
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  EXPECT_FALSE(out->binary.empty());
+  auto without = compileCuda(src, "extra", CompileOptions());
+  ASSERT_FALSE(bool(without));
+  EXPECT_NE(llvm::toString(without.takeError()).find("BS_TEST_EXTRA"),
+            std::string::npos);
+}
+
 // The k-grouped weight-gradient GEMMs (the planner's tile for each output
 // and a wider forced one) and the group-aware casts: asynchronous wgmmas,
 // no spills, and the casts' registers and shared memory for the CTAs per
