@@ -389,33 +389,23 @@ def kgrouped_shape(case, variants, rounds):
     import torch
     import bench_gemm as bg
     import bench_grouped as bgr
-    from blockscale import _capi, _grouped_check
-    from blockscale import grouped as gm
+    from blockscale import _capi
     kind, G, tpe, M, N = case
     acc = kind == "k"
     bg.seed_for("k", G, tpe, M, N)
     sizes, offs, (aq, as_), (bq, bs), refs, _, _ = bgr.kgrouped_operands(
         G, M, N, tpe, 0.3, G * 7919 + tpe)
     T = sum(sizes)
-    dims = _grouped_check.check_k(gm._t(aq), gm._t(as_), gm._t(bq), gm._t(bs), gm._t(offs),
-                                  "f32")
     res, live = {}, []
     for v in variants:
+        c = torch.zeros(G, M, N, device="cuda")
         try:
-            kern = _capi.GroupedGemmKernel(_capi.grouped_desc(
-                "k", G, N, 0, m=M, out_dtype="f32", accumulate=acc,
-                m_per_group_hint=tpe, force_tile=v["force"], L=v["L"]), v["L"])
+            kern, args = bgr.kgrouped_forced((aq, as_, bq, bs, offs), c, G, M, N, acc,
+                                             v["force"], tpe=tpe, L=v["L"])
         except _capi.BlockscaleError as e:
             res[v["name"]] = {"error": str(e).splitlines()[0][:200], "ms": [],
                               "MNK": (M, N, T)}
             continue
-        c = torch.zeros(G, M, N, device="cuda")
-        args = _capi.GroupedGemmArgs()
-        v["L"].bs_grouped_gemm_args_init(args)
-        args.a, args.a_scale, args.b, args.b_scale = (aq.data_ptr(), as_.data_ptr(),
-                                                      bq.data_ptr(), bs.data_ptr())
-        args.groups, args.c = offs.data_ptr(), c.data_ptr()
-        args.capacity, args.ldsa, args.ldsb = dims[3], dims[4], dims[5]
         call = (lambda k, a: lambda: k.launch(a, torch.cuda.current_stream().cuda_stream))(
             kern, args)
 

@@ -286,9 +286,29 @@ def kgrouped_operands(G, M, N, tpe, vary, seed):
     return sizes, offs, (aq, as_), (bq, bs), refs, nbs, b0s
 
 
+def kgrouped_forced(ops, c, G, M, N, accumulate, force_tile, tpe=0, L=None):
+    """A k-grouped weight gradient of a forced tile into c (G, M, N) f32, as
+    its kernel and launch arguments from library L (default: the package's):
+    this bench's 128 x 128 data point and bench/ab.py's variants. ops is
+    (aq, as_, bq, bs, offs) as kgrouped_operands gives them."""
+    from blockscale import _grouped_check as gm_check
+    from blockscale import grouped as gm
+    aq, as_, bq, bs, offs = ops
+    dims = gm_check.check_k(*(gm._t(x) for x in ops), "f32")
+    kern = _capi.GroupedGemmKernel(_capi.grouped_desc(
+        "k", G, N, 0, m=M, out_dtype="f32", accumulate=accumulate,
+        m_per_group_hint=tpe, force_tile=force_tile, L=L), L)
+    args = _capi.GroupedGemmArgs()
+    (L or _capi.lib()).bs_grouped_gemm_args_init(args)
+    args.a, args.a_scale, args.b, args.b_scale = (aq.data_ptr(), as_.data_ptr(),
+                                                  bq.data_ptr(), bs.data_ptr())
+    args.groups, args.c = offs.data_ptr(), c.data_ptr()
+    args.capacity, args.ldsa, args.ldsb = dims[3], dims[4], dims[5]
+    return kern, args
+
+
 def kgrouped_case(G, M, N, tpe, vary, dg, seed, timer=bench_graph):
     from blockscale import grouped as gm
-    from blockscale import _grouped_check as gm_check
     from blockscale.grouped import grouped_mm_k, grouped_mm_k_accumulate
     sizes, offs, (aq, as_), (bq, bs), refs, nbs, b0s = kgrouped_operands(
         G, M, N, tpe, vary, seed)
@@ -306,18 +326,10 @@ def kgrouped_case(G, M, N, tpe, vary, dg, seed, timer=bench_graph):
     # The default tile beside 128 x 128, the rule's other choice for f32
     # output (a data point for the tile rule), for both the plain and the
     # accumulating form.
-    dims = gm_check.check_k(gm._t(aq), gm._t(as_), gm._t(bq), gm._t(bs), gm._t(offs), "f32")
     for accumulate, key in ((False, "ours_bn128_ms"), (True, "ours_acc_bn128_ms")):
-        kern = _capi.GroupedGemmKernel(_capi.grouped_desc(
-            "k", G, N, 0, m=M, out_dtype="f32", accumulate=accumulate,
-            force_tile="bm=128,bn=128"))
         other = torch.zeros(G, M, N, device="cuda")
-        args = _capi.GroupedGemmArgs()
-        _capi.lib().bs_grouped_gemm_args_init(args)
-        args.a, args.a_scale, args.b, args.b_scale = (aq.data_ptr(), as_.data_ptr(),
-                                                      bq.data_ptr(), bs.data_ptr())
-        args.groups, args.c = offs.data_ptr(), other.data_ptr()
-        args.capacity, args.ldsa, args.ldsb = dims[3], dims[4], dims[5]
+        kern, args = kgrouped_forced((aq, as_, bq, bs, offs), other, G, M, N, accumulate,
+                                     "bm=128,bn=128")
         call_other = (lambda k, a: lambda: gm._launch_on(k, a, aq.device))(kern, args)
         call_other()
         if check_groups(lambda i: other[i], refs) < TOL:
