@@ -290,7 +290,7 @@ def kgrouped_forced(ops, c, G, M, N, accumulate, force_tile, tpe=0, L=None):
     """A k-grouped weight gradient of a forced tile into c (G, M, N) f32, as
     its kernel and launch arguments from library L (default: the package's):
     this bench's 128 x 128 data point and bench/ab.py's variants. ops is
-    (aq, as_, bq, bs, offs) as kgrouped_operands gives them."""
+    (aq, as_, bq, bs, offs), taken from kgrouped_operands' results."""
     from blockscale import _grouped_check as gm_check
     from blockscale import grouped as gm
     aq, as_, bq, bs, offs = ops
