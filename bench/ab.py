@@ -285,37 +285,36 @@ def gemm_shape(s, variants, rounds):
     return res, same
 
 
-def cast_shape(case, variants, rounds):
+def _cast_variants(x, variants, rounds, make):
+    """Times every variant's cast of x: make(L) -> (launch, outputs, bytes,
+    exact()) builds one from library L, exact() checking its outputs
+    (poisoned first) bit for bit. Checked before and after the timings; the
+    copy of x is timed beside the casts in each round."""
     import torch
     import bench_gemm as bg
     import bench_quant as bquant
     from blockscale import _capi
-    from blockscale.reference import quantize_ref
-    R, C, recipe, tr, layout, what = case
-    bg.seed_for(R, C, recipe, tr, layout)
-    x = torch.randn(R, C, device="cuda", dtype=torch.bfloat16)
-    qr, sr = quantize_ref(x, recipe, transpose=tr)
     y = torch.empty_like(x)
     res, live = {}, []
     for v in variants:
         try:
-            launch, q, s = bquant.cast_launcher(x, recipe, tr, layout, v["L"])
+            launch, outs, nbytes, exact = make(v["L"])
         except _capi.BlockscaleError as e:
             res[v["name"]] = {"error": str(e).splitlines()[0][:200], "ms": []}
             continue
 
-        def check(launch=launch, q=q, s=s):
-            q.view(torch.uint8).fill_(0xFF)  # NaN in e4m3
-            s.fill_(float("nan"))
+        def check(launch=launch, outs=outs, exact=exact):
+            for t in outs:  # NaN in e4m3 and in f32
+                (t.view(torch.uint8).fill_(0xFF) if t.element_size() == 1
+                 else t.fill_(float("nan")))
             launch()
             torch.cuda.synchronize()
-            return bquant.bit_exact(q, s, qr, sr)
+            return exact()
 
         set_pdl(v)
-        exact = check()
-        res[v["name"]] = {"ms": [], "copy_ms": [], "bytes": bquant.cast_bytes(x, q, s),
-                          "exact": exact, "graph": bg.capture_graph(launch), "check_fn": check,
-                          "check": ""}
+        ok = check()
+        res[v["name"]] = {"ms": [], "copy_ms": [], "bytes": nbytes, "exact": ok,
+                          "graph": bg.capture_graph(launch), "check_fn": check, "check": ""}
         live.append(v)
     for i in range(rounds):
         cms = bquant.copy_ms(x, y)
@@ -331,6 +330,44 @@ def cast_shape(case, variants, rounds):
         r["copy_bytes"] = 2 * x.numel() * x.element_size()
         del r["graph"]
     return res
+
+
+def cast_shape(case, variants, rounds):
+    """A single-layout cast (bench_quant.py's CASES / WEIGHT_CASES)."""
+    import torch
+    import bench_gemm as bg
+    import bench_quant as bquant
+    from blockscale.reference import quantize_ref
+    R, C, recipe, tr, layout, what = case
+    bg.seed_for(R, C, recipe, tr, layout)
+    x = torch.randn(R, C, device="cuda", dtype=torch.bfloat16)
+    qr, sr = quantize_ref(x, recipe, transpose=tr)
+
+    def make(L):
+        launch, q, s = bquant.cast_launcher(x, recipe, tr, layout, L)
+        return (launch, (q, s), bquant.cast_bytes(x, q, s),
+                lambda: bquant.bit_exact(q, s, qr, sr))
+    return _cast_variants(x, variants, rounds, make)
+
+
+def dual_shape(case, variants, rounds):
+    """A dual-layout cast (bench_quant.py's DUAL_CASES); the copy beside it
+    moves the same 4 bytes per bf16 element as for the single casts."""
+    import torch
+    import bench_gemm as bg
+    import bench_quant as bquant
+    from blockscale.reference import quantize_ref
+    R, C, recipe, what = case
+    bg.seed_for(R, C, recipe, "dual")
+    x = torch.randn(R, C, device="cuda", dtype=torch.bfloat16)
+    refs = [quantize_ref(x, recipe, transpose=tr) for tr in (False, True)]
+
+    def make(L):
+        launch, outs = bquant.dual_launcher(x, recipe, L)
+        q, s, qt, st = outs
+        return (launch, outs, bquant.dual_bytes(*((x,) + tuple(outs))),
+                lambda: bquant.bit_exact(q, s, *refs[0]) and bquant.bit_exact(qt, st, *refs[1]))
+    return _cast_variants(x, variants, rounds, make)
 
 
 def grouped_cases(which, k_tokens=0):
@@ -533,7 +570,7 @@ def main(argv=None):
                    help="GEMM shapes: issue28 | targets | all | a list like "
                         "128x7168x16384,wgrad:14336x4096x16384:f32 | none")
     p.add_argument("--casts", action=argparse.BooleanOptionalAction, default=False,
-                   help="also the casts of bench_quant.py")
+                   help="also the casts of bench_quant.py (single, weight and dual-layout)")
     p.add_argument("--grouped",
                    choices=("none", "all", "contiguous", "masked", "ragged", "k", "k-plain"),
                    default="none",
@@ -609,9 +646,11 @@ def main(argv=None):
         bad += [f"{title} {n}" for n, r in res.items() if r.get("ok") is False]
         notrun += [f"{title} {n}: {r['error']}" for n, r in res.items() if r.get("error")]
     if args.casts:
-        for case in bquant.CASES:
-            title = f"cast {case[5]} {case[0]}x{case[1]}"
-            res = cast_shape(case, variants, args.rounds)
+        cases = [(f"cast {c[5]} {c[0]}x{c[1]}", cast_shape, c)
+                 for c in bquant.CASES + bquant.WEIGHT_CASES]
+        cases += [(f"dual cast {c[3]} {c[0]}x{c[1]}", dual_shape, c) for c in bquant.DUAL_CASES]
+        for title, shape_fn, case in cases:
+            res = shape_fn(case, variants, args.rounds)
             casts.append((title, res))
             print("\n".join(shape_block(title, res, order, "GB/s (% of copy)", gbs_fmt)), flush=True)
             bad += [f"{title} {n}" for n, r in res.items() if r.get("ok") is False]

@@ -106,6 +106,32 @@ def cast_launcher(x, recipe, transpose, layout, L=None):
     return (lambda: kern.launch(args, torch.cuda.current_stream().cuda_stream)), q, s
 
 
+def dual_launcher(x, recipe, L=None):
+    """(launch, (q, s, qt, st)): blockscale's dual-layout cast of x from
+    library L (default: the package's), laid out as ops.quantize_dual lays
+    its results out; launch() launches it on the current stream."""
+    R, C, outs = ops._dual_outputs(x, recipe, torch.float8_e4m3fn)
+    q, s, qt, st = outs
+    desc = _capi.quant_desc(in_dtype=ops.IN_DTYPES[x.dtype], out_type="e4m3",
+                            block=ops.RECIPES[recipe], rows=-1, cols=C, dual=True, L=L)
+    kern = _capi.QuantKernel(desc, L)
+    args = _capi.QuantArgs()
+    (L or _capi.lib()).bs_quant_args_init(args)
+    args.x, args.q, args.scale = x.data_ptr(), q.data_ptr(), s.data_ptr()
+    args.q_t, args.scale_t = qt.data_ptr(), st.data_ptr()
+    args.rows, args.ldx, args.ldq, args.ldq_t = R, C, C, R
+    args.ld_scale, args.ld_scale_t = max(s.stride()), max(st.stride())
+    return (lambda: kern.launch(args, torch.cuda.current_stream().cuda_stream)), outs
+
+
+def dual_bytes(x, q, s, qt, st):
+    """Bytes a dual cast moves: input read, both FP8 results and the scales
+    written (once where st shares s's storage)."""
+    shared = st.untyped_storage().data_ptr() == s.untyped_storage().data_ptr()
+    return x.numel() * x.element_size() + q.numel() + qt.numel() + \
+        4 * (s.numel() + (0 if shared else st.numel()))
+
+
 def bit_exact(q, s, qr, sr):
     return torch.equal(q.view(torch.uint8), qr.view(torch.uint8)) and torch.equal(s, sr)
 
@@ -159,9 +185,7 @@ def dual_row(R, C, recipe, what, ao):
         exact &= not differences(sq, ss, gq, gs) and bit_exact(gq, gs, rq, rs)
     ms = bench_graph(lambda: ops.quantize_dual(x, recipe))
     pair_ms = bench_graph(lambda: [blockscale.quantize(x, rc, transpose=tr) for rc, tr in singles])
-    shared = st.untyped_storage().data_ptr() == s.untyped_storage().data_ptr()
-    nbytes = x.numel() * x.element_size() + q.numel() + qt.numel() + \
-        4 * (s.numel() + (0 if shared else st.numel()))
+    nbytes = dual_bytes(x, q, s, qt, st)
     # The copy: reads the input once and writes 2x the FP8 bytes, i.e. for
     # bf16 a bf16 -> bf16 copy (2 bytes read, 2 written per element).
     assert x.dtype == torch.bfloat16

@@ -131,6 +131,38 @@ def _row(shape, ours, dg=None, lt=None, **kw):
     return r
 
 
+def test_variants_files_and_patches():
+    """Every shipped variants file parses; every patch in bench/patches is
+    listed in its README, named by a variants file, and applies to this
+    checkout (git apply --check), alone and in the order a variants file
+    builds it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    vdir, pdir = os.path.join(here, "variants"), os.path.join(here, "patches")
+    texts = {}
+    for f in sorted(os.listdir(vdir)):
+        with open(os.path.join(vdir, f)) as fh:
+            texts[f] = fh.read()
+        assert ab.parse_variants(texts[f], f), f
+    with open(os.path.join(pdir, "README.md")) as fh:
+        readme = fh.read()
+    patches = sorted(f for f in os.listdir(pdir) if f.endswith(".diff"))
+    repo = os.path.dirname(here)
+    for f in patches:
+        assert f"`{f}`" in readme, f"{f} is not listed in bench/patches/README.md"
+        users = [v for v, t in texts.items() if f"bench/patches/{f}" in t]
+        assert users, f"no variants file builds {f}"
+        p = subprocess.run(["git", "apply", "--check", os.path.join(pdir, f)], cwd=repo,
+                           capture_output=True, text=True)
+        assert p.returncode == 0, f"{f} does not apply: {p.stderr}"
+    for v, t in texts.items():  # patches built together, in the order given
+        for line in t.splitlines():
+            named = [w for w in line.split() if w.startswith("bench/patches/")]
+            if len(named) > 1:
+                p = subprocess.run(["git", "apply", "--check"] + named, cwd=repo,
+                                   capture_output=True, text=True)
+                assert p.returncode == 0, f"{v}: {' + '.join(named)} do not apply: {p.stderr}"
+
+
 def test_report():
     rows = [_row(s, 1100, dg=1000, lt=880, ours_foreign_ms=1000, deepgemm_foreign_ms=1000,
                  cublaslt_foreign_ms=800, ours_nopdl_ms=1050)
