@@ -53,7 +53,7 @@ CASES = [  # (rows, cols, recipe, transpose, layout, what)
     (4096, 7168, "1x128", False, "row_major", "activation 1x128, small"),
 ]
 
-# bench_quant.py only (ab.py times CASES): weights of the linear layers.
+# Weights of the linear layers (ab.py --casts times these too).
 WEIGHT_CASES = [
     (16384, 7168, "128x128", True, "col_major", "weight 128x128 (fwd B)"),
     (16384, 7168, "128x128", False, "col_major", "weight^T 128x128 (dgrad B)"),
