@@ -365,7 +365,7 @@ def dual_shape(case, variants, rounds):
     def make(L):
         launch, outs = bquant.dual_launcher(x, recipe, L)
         q, s, qt, st = outs
-        return (launch, outs, bquant.dual_bytes(*((x,) + tuple(outs))),
+        return (launch, outs, bquant.dual_bytes(x, q, s, qt, st),
                 lambda: bquant.bit_exact(q, s, *refs[0]) and bquant.bit_exact(qt, st, *refs[1]))
     return _cast_variants(x, variants, rounds, make)
 
