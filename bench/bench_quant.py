@@ -97,12 +97,7 @@ def cast_launcher(x, recipe, transpose, layout, L=None):
                             block=ops.RECIPES[recipe], transpose=transpose, col_major=col,
                             rows=-1, cols=C, L=L)
     kern = _capi.QuantKernel(desc, L)
-    args = _capi.QuantArgs()
-    (L or _capi.lib()).bs_quant_args_init(args)
-    args.x, args.q, args.scale = x.data_ptr(), q.data_ptr(), s.data_ptr()
-    args.rows, args.ldx = R, C
-    args.ldq = R if transpose != col else C  # the result's rows: transposed or not
-    args.ld_scale = max(s_strides)
+    args = ops._quant_args(L or _capi.lib(), x, x.stride(0), q, s, transpose != col)
     return (lambda: kern.launch(args, torch.cuda.current_stream().cuda_stream)), q, s
 
 
@@ -115,12 +110,7 @@ def dual_launcher(x, recipe, L=None):
     desc = _capi.quant_desc(in_dtype=ops.IN_DTYPES[x.dtype], out_type="e4m3",
                             block=ops.RECIPES[recipe], rows=-1, cols=C, dual=True, L=L)
     kern = _capi.QuantKernel(desc, L)
-    args = _capi.QuantArgs()
-    (L or _capi.lib()).bs_quant_args_init(args)
-    args.x, args.q, args.scale = x.data_ptr(), q.data_ptr(), s.data_ptr()
-    args.q_t, args.scale_t = qt.data_ptr(), st.data_ptr()
-    args.rows, args.ldx, args.ldq, args.ldq_t = R, C, C, R
-    args.ld_scale, args.ld_scale_t = max(s.stride()), max(st.stride())
+    args = ops._dual_args(L or _capi.lib(), x, x.stride(0), q, s, qt, st)
     return (lambda: kern.launch(args, torch.cuda.current_stream().cuda_stream)), outs
 
 

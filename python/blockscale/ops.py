@@ -371,6 +371,28 @@ def _quant_layout(x, recipe, transpose, layout, fp8_dtype):
     return R, C, L, q_strides, s_shape, s_strides
 
 
+def _quant_args(lib, x: Tensor, ldx: int, q: Tensor, s: Tensor, writes_t: bool):
+    """The launch arguments of a cast of the row-major (R, C) x (row stride
+    ldx) into q and s, for library `lib` (the package's, or a bench's other
+    build): q's rows are x's columns when the cast writes it transposed."""
+    args = _capi.QuantArgs()
+    lib.bs_quant_args_init(args)
+    args.x, args.q, args.scale = x.data_ptr(), q.data_ptr(), s.data_ptr()
+    args.rows, args.ldx = x.shape[0], ldx
+    args.ldq = x.shape[0] if writes_t else x.shape[1]
+    args.ld_scale = max(s.stride())
+    return args
+
+
+def _dual_args(lib, x: Tensor, ldx: int, q: Tensor, s: Tensor, qt: Tensor, st: Tensor):
+    """The launch arguments of a dual-layout cast of x into the results of
+    _dual_outputs, for library `lib` (as _quant_args)."""
+    args = _quant_args(lib, x, ldx, q, s, False)
+    args.q_t, args.scale_t = qt.data_ptr(), st.data_ptr()
+    args.ldq_t, args.ld_scale_t = x.shape[0], max(st.stride())
+    return args
+
+
 def _quantize_impl(x: Tensor, recipe: str, transpose: bool = False,
                    layout: str = "row_major",
                    fp8_dtype: torch.dtype = torch.float8_e4m3fn) -> Tuple[Tensor, Tensor]:
@@ -396,13 +418,7 @@ def _quantize_impl(x: Tensor, recipe: str, transpose: bool = False,
                                 transpose=transpose, col_major=layout == "col_major",
                                 rows=-1, cols=C)
         kern = _quant_kernels.setdefault(key, _capi.QuantKernel(desc))
-    args = _capi.QuantArgs()
-    _capi.lib().bs_quant_args_init(args)
-    args.x, args.q, args.scale = x.data_ptr(), q.data_ptr(), s.data_ptr()
-    args.rows, args.ldx = R, ldx
-    args.ldq = R if writes_t else C
-    args.ld_scale = max(s_strides)
-    _launch_on(kern, args, x.device)
+    _launch_on(kern, _quant_args(_capi.lib(), x, ldx, q, s, writes_t), x.device)
     return q, s
 
 
@@ -477,13 +493,7 @@ def _quantize_dual_impl(x: Tensor, recipe: str,
         desc = _capi.quant_desc(in_dtype=key[0], out_type=key[1], block=RECIPES[recipe],
                                 rows=-1, cols=C, dual=True)
         kern = _quant_kernels.setdefault(key, _capi.QuantKernel(desc))
-    args = _capi.QuantArgs()
-    _capi.lib().bs_quant_args_init(args)
-    args.x, args.q, args.scale = x.data_ptr(), q.data_ptr(), s.data_ptr()
-    args.q_t, args.scale_t = qt.data_ptr(), st.data_ptr()
-    args.rows, args.ldx, args.ldq, args.ldq_t = R, ldx, C, R
-    args.ld_scale, args.ld_scale_t = max(s.stride()), max(st.stride())
-    _launch_on(kern, args, x.device)
+    _launch_on(kern, _dual_args(_capi.lib(), x, ldx, q, s, qt, st), x.device)
     return q, s, qt, st
 
 
