@@ -347,6 +347,15 @@ std::string blockscale::describeGroupedGemm(Grouping grouping, Fp8Type a,
       .str();
 }
 
+bool GroupedGemmFamily::pairsAlongM(const Desc &d, const Spec &s) {
+  // Measured beside pairs along N in one process (bench/ab.py --grouped
+  // masked, H100): masked slots of 192 rows in 128 x 192 tiles, 1.10-1.16x
+  // (with idle warpgroups skipping their wgmmas); slots of 1024 rows,
+  // 0.93-0.97x, so the pair's tiles share A there (docs/decisions.md).
+  return s.cluster == 2 && s.bm == 128 && d.grouping == Grouping::Masked &&
+         ceilDiv(d.mMax, s.bm) == 2;
+}
+
 std::string GroupedGemmFamily::kernelName(const Spec &g) {
   return llvm::formatv("bs_{0}grouped_gemm_{1}_{2}_{3}{4}_bm{5}_bn{6}_s{7}",
                        g.wgrad() ? "k" : "", toString(g.a), toString(g.b),
@@ -494,7 +503,8 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
     return llvm::Error::success();
 
   const int64_t tilesN = ceilDiv(n, s.bn);
-  if (tilesN % s.cluster)
+  const bool pairM = pairsAlongM(desc, s);
+  if (!pairM && tilesN % s.cluster)
     return invalidArgument(llvm::formatv(
         "launchGroupedGemm: kernel {0} computes pairs of N tiles of {1} "
         "columns but N = {2} makes {3} tiles, an odd count; use a kernel "
@@ -502,10 +512,11 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
         kernel.spec.name, s.bn, n, tilesN));
   // Every group's rows are tiled on their own: at most one partial tile per
   // group beyond the tiles of all rows together. A unit is a CTA pair's two
-  // N tiles when the kernel runs in pairs.
-  const int64_t unitsN = tilesN / s.cluster;
-  const int64_t maxUnits = masked ? g * ceilDiv(desc.mMax, s.bm) * unitsN
-                                  : (ceilDiv(rows, s.bm) + g) * unitsN;
+  // N tiles (or, along M, two M tiles) when the kernel runs in pairs.
+  const int64_t maxUnits =
+      pairM ? g * ceilDiv(ceilDiv(desc.mMax, s.bm), s.cluster) * tilesN
+      : masked ? g * ceilDiv(desc.mMax, s.bm) * (tilesN / s.cluster)
+               : (ceilDiv(rows, s.bm) + g) * (tilesN / s.cluster);
   if (maxUnits >= (int64_t(1) << 31) || rows + s.bm >= (int64_t(1) << 31))
     return invalidArgument(llvm::formatv(
         "launchGroupedGemm: {0} rows in {1} groups of N = {2} make up to {3} "
@@ -525,7 +536,7 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   const int64_t key[10] = {
       keyOf(a.a), keyOf(a.b), keyOf(a.sa), keyOf(a.c), rows,
       n,          k,          g,           ldsa,
-      (s.bm * 1000 + s.bn) * 4 + s.cluster};
+      ((s.bm * 1000 + s.bn) * 4 + s.cluster) * 2 + (pairM ? 1 : 0)};
   CUcontext curCtx = nullptr;
   if (auto e = d.check(d.cuCtxGetCurrent(&curCtx), "cuCtxGetCurrent"))
     return e;
@@ -533,13 +544,14 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   if (!mc.holds(kernel.uid, curCtx, key)) {
     mc.forget();
     if (auto e =
-            // (In pairs each CTA loads half of the A tile for both.)
+            // (In pairs each CTA loads half of the shared operand's tile
+            // for both.)
             encodeTensorMap(d, &tA, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.a, k, rows,
-                            k, 128, s.bm / s.cluster,
+                            k, 128, pairM ? s.bm : s.bm / s.cluster,
                             CU_TENSOR_MAP_SWIZZLE_128B, "A"))
       return e;
     if (auto e = encodeTensorMap(d, &tB, CU_TENSOR_MAP_DATA_TYPE_UINT8, a.b, k,
-                                 g * n, k, 128, s.bn,
+                                 g * n, k, 128, pairM ? s.bn / s.cluster : s.bn,
                                  CU_TENSOR_MAP_SWIZZLE_128B, "B"))
       return e;
     if (auto e = encodeGemmOutputMap(d, &tC, s.out, s.bn, a.c, n, rows, n))
@@ -567,6 +579,7 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
   p.numGroups = int(g);
   p.masked = masked ? 1 : 0;
   p.mMax = masked ? int(desc.mMax) : 0;
+  p.pairM = pairM ? 1 : 0;
   p.sbStrideG = sbG;
   p.sa = static_cast<const float *>(a.sa);
   p.ldsa = ldsa;

@@ -402,6 +402,43 @@ TEST(KernelSpec, KGroupedTileRule) {
   }
 }
 
+// Which way a launch pairs the CTAs of a pair kernel: along M (sharing B)
+// for masked slots of exactly two 128-row tiles, else along N (sharing A).
+TEST(KernelSpec, GroupedPairAxis) {
+  GroupedGemmDesc d;
+  d.grouping = Grouping::Masked;
+  d.groups = 32;
+  d.n = 6144;
+  d.k = 7168;
+  d.mMax = 192;
+  auto s = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  ASSERT_EQ(s->gemm.bm, 128);
+  ASSERT_EQ(s->gemm.cluster, 2);
+  for (auto [mMax, alongM] : {std::pair<int64_t, bool>{129, true},
+                              {192, true},
+                              {256, true},
+                              {128, false},
+                              {257, false},
+                              {1024, false}}) {
+    d.mMax = mMax;
+    EXPECT_EQ(GroupedGemmFamily::pairsAlongM(d, s->gemm), alongM)
+        << "mMax " << mMax;
+  }
+  d.mMax = 192;
+  GemmKernelSpec single = s->gemm;
+  single.cluster = 1;
+  EXPECT_FALSE(GroupedGemmFamily::pairsAlongM(d, single));
+  GemmKernelSpec wide = s->gemm;
+  wide.bm = 256;
+  wide.bn = 128;
+  EXPECT_FALSE(GroupedGemmFamily::pairsAlongM(d, wide));
+  d.grouping = Grouping::Contiguous;
+  d.mMax = 0;
+  d.mPerGroupHint = 192;
+  EXPECT_FALSE(GroupedGemmFamily::pairsAlongM(d, s->gemm));
+}
+
 // The m-grouped rule's CTA pairs and what a forced tile starts from.
 TEST(KernelSpec, GroupedPairsRule) {
   GroupedGemmDesc d;

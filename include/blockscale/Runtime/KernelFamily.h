@@ -75,6 +75,10 @@ struct QuantFamily {
   static llvm::Error canImplement(const Desc &d) { return d.validate(); }
   static std::string key(const Desc &d) { return d.key(); }
   static const Spec &spec(const KernelSpec &s) { return s.quant; }
+  /// Whether a launch of kernel `s` (CTA pairs) for `d` pairs its CTAs
+  /// along M, sharing B (GroupedGemmParams::pairM), rather than along N,
+  /// sharing A: masked groups of exactly two 128-row tiles.
+  static bool pairsAlongM(const Desc &d, const Spec &s);
   static std::string kernelName(const Spec &s);
   static void writeInstantiation(const Spec &s, const std::string &name,
                                  llvm::raw_ostream &os);
@@ -148,6 +152,10 @@ struct GroupedGemmFamily {
   specFor(Fp8Type a, Fp8Type b, DType out, int bm, int bn, int stages,
           unsigned debug, bool kGrouped = false, bool accumulate = false,
           int64_t k = 0, int cluster = 1);
+  /// Whether a launch of kernel `s` (CTA pairs) for `d` pairs its CTAs
+  /// along M, sharing B (GroupedGemmParams::pairM), rather than along N,
+  /// sharing A: masked groups of exactly two 128-row tiles.
+  static bool pairsAlongM(const Desc &d, const Spec &s);
   static std::string kernelName(const Spec &s);
   static void writeInstantiation(const Spec &s, const std::string &name,
                                  llvm::raw_ostream &os);

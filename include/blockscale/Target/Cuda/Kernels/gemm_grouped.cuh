@@ -31,6 +31,14 @@
 // cp.async instead, each lane arriving on the stage's full barrier when its
 // copies land (the barrier counts the TMA thread's arrival and 32 more).
 //
+// CTA pairs (CLUSTER = 2) halve one operand's L2-to-SM traffic by TMA
+// multicast. Along N, the pair's tiles share A; along M (a launch-time
+// choice, GroupedGemmParams::pairM), they share B, which suits groups of
+// exactly two M tiles: one pair then covers the group's rows and a K-block
+// of B crosses from L2 once for both. A consumer warpgroup whose rows all
+// lie past its group's last row waits for the stages and frees them
+// without issuing wgmmas, leaving the tensor cores to the live one.
+//
 // The work units of all groups form one sequence (group by group, the
 // dense raster order inside a group) which the persistent CTAs walk with a
 // stride, so groups of very different sizes cost what their tiles cost,
@@ -116,7 +124,9 @@ template <class Cfg> struct GroupedTileScheduler {
       ++g;
       rowsOf(g, gRowEnd, gRow0, gRowEnd);
       gTilesM = (gRowEnd - gRow0 + BM - 1) / BM;
-      gUnits = gTilesM * (p.gemm.tilesN / CLUSTER);
+      gUnits = CLUSTER > 1 && p.pairM
+                   ? (gTilesM + CLUSTER - 1) / CLUSTER * p.gemm.tilesN
+                   : gTilesM * (p.gemm.tilesN / CLUSTER);
     }
     return true;
   }
@@ -125,19 +135,26 @@ template <class Cfg> struct GroupedTileScheduler {
     return u == static_cast<int>(blockIdx.x) / CLUSTER;
   }
 
-  // Inside a group, the dense raster order: bands of `raster` N tiles (in
-  // pairs: of pairs of N tiles, the pair's CTAs taking one each; the launch
-  // requires an even N tile count).
+  // Inside a group, the dense raster order: bands of `raster` N tiles. In
+  // pairs along N, a unit is a pair of N tiles, the pair's CTAs taking one
+  // each (the launch requires an even N tile count); along M (p.pairM), a
+  // pair of M tiles of one N tile, the second past the group's rows when
+  // it has an odd count of them (its CTA still loads its half of B for the
+  // peer, and its warpgroups idle: GemmMainloop::drain).
   __device__ __forceinline__ GroupedWorkUnit unit() const {
     GroupedWorkUnit w;
     const int l = u - gFirst;
-    const int unitsN = p.gemm.tilesN / CLUSTER, raster = p.gemm.raster;
-    const int band = l / (raster * gTilesM);
+    const bool alongM = CLUSTER > 1 && p.pairM;
+    const int unitsN = alongM ? p.gemm.tilesN : p.gemm.tilesN / CLUSTER;
+    const int unitsM = alongM ? (gTilesM + CLUSTER - 1) / CLUSTER : gTilesM;
+    const int raster = p.gemm.raster;
+    const int band = l / (raster * unitsM);
     const int firstN = band * raster;
     const int width = min(raster, unitsN - firstN);
-    const int local = l - band * raster * gTilesM;
-    w.mb = local / width;
-    w.nb = (firstN + (local - w.mb * width)) * CLUSTER + rank;
+    const int local = l - band * raster * unitsM;
+    const int um = local / width, un = firstN + (local - um * width);
+    w.mb = alongM ? um * CLUSTER + rank : um;
+    w.nb = alongM ? un : un * CLUSTER + rank;
     w.split = 0;
     w.tile = u;
     w.kb0 = 0;
@@ -254,9 +271,12 @@ template <class Cfg> struct GroupedGemmSm90 {
 
   // K-block kb of unit w into `stage`, by the producer warp: lane 0's TMA
   // loads of A and B and every lane's share of the A scales, each lane
-  // arriving on the stage's full barrier when its copies land. A pair's
-  // CTAs share the tile's rows (one group, one m0): each loads half of A
-  // into both (tA's box is BM / CLUSTER rows); the A scales are each CTA's.
+  // arriving on the stage's full barrier when its copies land. In pairs
+  // along N the CTAs share the tile's rows (one group, one m0): each loads
+  // half of A into both (tA's box is BM / CLUSTER rows); along M they share
+  // the N tile (one group, one bRow0): each loads half of B into both (tB's
+  // box is BN / CLUSTER rows; BN is a multiple of 16, so a half is whole
+  // 1024-byte swizzle atoms). The A scales are each CTA's.
   __device__ __forceinline__ static void
   loadStage(const GroupedGemmParams &p, const GroupedWorkUnit &w, int kb,
             u32 base, int stage, const TmaDesc &tA, const TmaDesc &tB,
@@ -264,16 +284,26 @@ template <class Cfg> struct GroupedGemmSm90 {
     const u32 full = Mainloop::ring(base).full(stage);
     if (lane == 0) {
       mbarArriveExpectTx(full, Cfg::kTxBytes - BM * 4);
-      if (CLUSTER > 1)
-        tmaLoad2dMulticast(base + Cfg::kOffA + stage * Cfg::kABytes +
-                               rank * (BM / CLUSTER) * BK,
-                           tA, full, kb * BK, w.m0 + rank * (BM / CLUSTER),
-                           static_cast<unsigned short>((1 << CLUSTER) - 1));
-      else
+      constexpr unsigned short kBoth = (1 << CLUSTER) - 1;
+      if (CLUSTER > 1 && p.pairM) {
         tmaLoad2d(base + Cfg::kOffA + stage * Cfg::kABytes, tA, full, kb * BK,
                   w.m0);
-      tmaLoad2d(base + Cfg::kOffB + stage * Cfg::kBBytes, tB, full, kb * BK,
-                w.bRow0);
+        tmaLoad2dMulticast(base + Cfg::kOffB + stage * Cfg::kBBytes +
+                               rank * (BN / CLUSTER) * BK,
+                           tB, full, kb * BK, w.bRow0 + rank * (BN / CLUSTER),
+                           kBoth);
+      } else {
+        if (CLUSTER > 1)
+          tmaLoad2dMulticast(base + Cfg::kOffA + stage * Cfg::kABytes +
+                                 rank * (BM / CLUSTER) * BK,
+                             tA, full, kb * BK, w.m0 + rank * (BM / CLUSTER),
+                             kBoth);
+        else
+          tmaLoad2d(base + Cfg::kOffA + stage * Cfg::kABytes, tA, full,
+                    kb * BK, w.m0);
+        tmaLoad2d(base + Cfg::kOffB + stage * Cfg::kBBytes, tB, full, kb * BK,
+                  w.bRow0);
+      }
     }
     const float *sa = p.sa + static_cast<long long>(kb) * p.ldsa + w.m0 + lane;
     const u32 dst = base + Cfg::kOffSA + stage * BM * 4 + lane * 4;
@@ -351,8 +381,10 @@ template <class Cfg> struct GroupedGemmSm90 {
         for (int i = 0; i < kAcc; ++i)
           acc[v][i] = 0.f;
 
+      // A warpgroup whose first row is past the group's rows computes
+      // nothing (in every wave: a later wave's rows are further on).
       Mainloop::run(p.gemm, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
-                    acc, st, n);
+                    acc, st, n, w.m0 + wg * 64 < w.mEnd);
       if (w.m0 + BM <= w.mEnd)
         Epilogue::store(cBase, wg, tid, r0, c0, w.m0, n0, acc, tC);
       else

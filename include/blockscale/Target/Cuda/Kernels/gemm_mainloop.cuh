@@ -398,6 +398,63 @@ template <class Cfg> struct GemmMainloop {
   // buffer n % 2 only after meeting the others for unit n - 1, which they
   // reach only after their last read of unit n - 2, its previous user.
   static constexpr int kStashBar = 5;
+  // Every consumer thread's share of the stash copy for the CTA's n-th
+  // unit, then the meeting on kStashBar; returns the unit's buffer.
+  template <int SJ>
+  __device__ __forceinline__ static const float *
+  fillStash(const GemmParams &p, const unsigned char *smem,
+            const TileScales &ts, int n) {
+    float *stash = const_cast<float *>(
+                       reinterpret_cast<const float *>(smem + Cfg::kOffSB)) +
+                   (n & 1) * Cfg::kSbStash;
+    const long long step = p.sbStrideK;
+    for (int i = threadIdx.x; i < Cfg::KBLOCKS; i += kConsumers * 128) {
+      stash[i] = __ldg(ts.sb0 + i * step);
+      if (SJ < kSplitAll)
+        stash[Cfg::KBLOCKS + i] = __ldg(ts.sb1 + i * step);
+    }
+    namedBarSync(kStashBar, kConsumers * 128);
+    return stash;
+  }
+
+  // A warpgroup with no rows of the unit to compute (a grouped tile past
+  // its group's last row): it keeps the ring's and the named barriers'
+  // protocol (waits for every stage, frees it, takes its turns, fills its
+  // share of the stash) but issues no wgmma and promotes nothing, so the
+  // tensor cores serve the live warpgroup alone.
+  template <int SJ>
+  __device__ __forceinline__ static void
+  drain(const GemmParams &p, u32 base, const unsigned char *smem, int wg,
+        int lane, u32 peer, const WorkUnit &w, const TileScales &ts,
+        Pipe &st, int n) {
+    const Ring r = ring(base);
+    if constexpr (Cfg::kAlignedK) {
+      if (alignedK(p)) {
+        fillStash<SJ>(p, smem, ts, n);
+        for (int round = 0; round < kRounds; ++round) {
+#pragma unroll
+          for (int i = 0; i < STAGES; ++i) {
+            mbarWait(r.full(i), st.phase);
+            release(base, i, lane, peer);
+          }
+          st.phase ^= 1;
+        }
+        return;
+      }
+    }
+    const bool turns = !Cfg::kPipeline && takeTurns(p);
+    for (int kb = w.kb0; kb < w.kb1; ++kb) {
+      r.waitFull(st);
+      if (!Cfg::kPipeline)
+#pragma unroll
+        for (int v = 0; v < kWaves; ++v) {
+          turnBegin(turns, wg);
+          turnEnd(turns, wg);
+        }
+      release(base, st.index, lane, peer);
+      st.advance();
+    }
+  }
   template <int SJ>
   __device__ __forceinline__ static void
   mainloopAligned(const GemmParams &p, u32 base, const unsigned char *smem,
@@ -419,18 +476,7 @@ template <class Cfg> struct GemmMainloop {
         mbarArrive(r.empty(i));
       }
     };
-    float *stash = const_cast<float *>(
-                       reinterpret_cast<const float *>(smem + Cfg::kOffSB)) +
-                   (n & 1) * Cfg::kSbStash;
-    {
-      const long long step = p.sbStrideK;
-      for (int i = threadIdx.x; i < Cfg::KBLOCKS; i += kConsumers * 128) {
-        stash[i] = __ldg(ts.sb0 + i * step);
-        if (SJ < kSplitAll)
-          stash[Cfg::KBLOCKS + i] = __ldg(ts.sb1 + i * step);
-      }
-      namedBarSync(kStashBar, kConsumers * 128);
-    }
+    const float *stash = fillStash<SJ>(p, smem, ts, n);
     const u32 dA0 = static_cast<u32>(smemDescSw128(base + kOffA + wg * 64 * BK));
     const u32 dB0 = static_cast<u32>(smemDescSw128(base + kOffB));
     const u32 dHi = static_cast<u32>(smemDescSw128(0) >> 32);
@@ -550,13 +596,17 @@ template <class Cfg> struct GemmMainloop {
   run(const GemmParams &p, u32 base, const unsigned char *smem,
       const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
       const WorkUnit &w, const TileScales &ts, float (&acc)[kWaves][kAcc],
-      Pipe &st, int n = 0) {
+      Pipe &st, int n = 0, bool live = true) {
     if constexpr (SJ < kSplitAll) {
       if (ts.splitJ != SJ) {
         run<SJ + kSplitStep>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
-                             acc, st, n);
+                             acc, st, n, live);
         return;
       }
+    }
+    if (!live) {
+      drain<SJ>(p, base, smem, wg, lane, peer, w, ts, st, n);
+      return;
     }
     if constexpr (Cfg::kAlignedK) {
       if (alignedK(p)) {

@@ -99,6 +99,11 @@ struct GroupedGemmParams {
   int numGroups;
   int masked; // nonzero: group g owns rows [g * mMax, (g + 1) * mMax)
   int mMax;
+  // Nonzero (CTA pairs only): a pair computes two M tiles of one N tile and
+  // each CTA multicasts half of the B tile into both; zero: two N tiles of
+  // one M tile sharing A. A launch-time choice (GroupedGemmFamily::
+  // pairsAlongM), so one kernel serves both.
+  int pairM;
   long long sbStrideG; // B scales of group g start at sb + g * sbStrideG
   // A's 1x128 scales, rows-contiguous: row r, K-block kb at sa[kb * ldsa + r].
   const float *sa;
