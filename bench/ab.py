@@ -370,6 +370,10 @@ def dual_shape(case, variants, rounds):
     return _cast_variants(x, variants, rounds, make)
 
 
+# (G, rows per group) of --grouped ragged-small.
+RAGGED_SMALL = [(32, 192), (64, 192)]
+
+
 def grouped_cases(which, k_tokens=0):
     """(kind, G, rows per group, N, K) of bench_grouped.py's m-grouped table;
     k-grouped: (kind, G, tokens per group, M, N), at k_tokens tokens per
@@ -382,6 +386,8 @@ def grouped_cases(which, k_tokens=0):
         out += [("masked", G, m, N, K) for G, m in bgr.MASKED for N, K in bgr.NK]
     if which == "ragged":
         out += [("ragged", G, m, N, K) for G, m in bgr.CONTIGUOUS for N, K in bgr.NK]
+    if which == "ragged-small":  # decode-sized expert batches: two row tiles a group
+        out += [("ragged", G, m, N, K) for G, m in RAGGED_SMALL for N, K in bgr.NK]
     if which in ("k", "k-plain"):  # (G, tokens per group, M, N): M x N per group
         for G, M, N, tpe in bgr.KGROUPED:
             if k_tokens:
@@ -572,11 +578,13 @@ def main(argv=None):
     p.add_argument("--casts", action=argparse.BooleanOptionalAction, default=False,
                    help="also the casts of bench_quant.py (single, weight and dual-layout)")
     p.add_argument("--grouped",
-                   choices=("none", "all", "contiguous", "masked", "ragged", "k", "k-plain"),
+                   choices=("none", "all", "contiguous", "masked", "ragged", "ragged-small", "k",
+                            "k-plain"),
                    default="none",
                    help="also the grouped GEMMs of bench_grouped.py (all: m-grouped contiguous "
                         "and masked; ragged: the contiguous shapes with group sizes drawn in "
-                        "[0.7, 1.3] x rows per group; k: the k-grouped weight gradient, f32 "
+                        "[0.7, 1.3] x rows per group; ragged-small: the same around 192 rows "
+                        "per group; k: the k-grouped weight gradient, f32 "
                         "+=; k-plain: the same, C = the product); a variant's force is then "
                         "the grouped forceTile: bm, bn, stages")
     p.add_argument("--k-tokens", type=int, default=0, metavar="T",
