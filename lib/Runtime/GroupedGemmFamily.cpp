@@ -504,7 +504,8 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
 
   const int64_t tilesN = ceilDiv(n, s.bn);
   const bool pairM = pairsAlongM(desc, s);
-  if (!pairM && tilesN % s.cluster)
+  // (A launch that pairs along M still pairs one-tile groups along N.)
+  if (tilesN % s.cluster)
     return invalidArgument(llvm::formatv(
         "launchGroupedGemm: kernel {0} computes pairs of N tiles of {1} "
         "columns but N = {2} makes {3} tiles, an odd count; use a kernel "
@@ -512,11 +513,11 @@ llvm::Error GroupedGemmFamily::launch(CompiledKernel &kernel,
         kernel.spec.name, s.bn, n, tilesN));
   // Every group's rows are tiled on their own: at most one partial tile per
   // group beyond the tiles of all rows together. A unit is a CTA pair's two
-  // N tiles (or, along M, two M tiles) when the kernel runs in pairs.
-  const int64_t maxUnits =
-      pairM ? g * ceilDiv(ceilDiv(desc.mMax, s.bm), s.cluster) * tilesN
-      : masked ? g * ceilDiv(desc.mMax, s.bm) * (tilesN / s.cluster)
-               : (ceilDiv(rows, s.bm) + g) * (tilesN / s.cluster);
+  // N tiles when the kernel runs in pairs; along M, two M tiles of a group
+  // of t row tiles: ceil(t / 2) tilesN <= (t + 1) tilesN / 2 units.
+  const int64_t tileRows =
+      masked ? g * ceilDiv(desc.mMax, s.bm) : ceilDiv(rows, s.bm) + g;
+  const int64_t maxUnits = (tileRows + (pairM ? g : 0)) * (tilesN / s.cluster);
   if (maxUnits >= (int64_t(1) << 31) || rows + s.bm >= (int64_t(1) << 31))
     return invalidArgument(llvm::formatv(
         "launchGroupedGemm: {0} rows in {1} groups of N = {2} make up to {3} "

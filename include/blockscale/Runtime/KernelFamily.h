@@ -75,10 +75,6 @@ struct QuantFamily {
   static llvm::Error canImplement(const Desc &d) { return d.validate(); }
   static std::string key(const Desc &d) { return d.key(); }
   static const Spec &spec(const KernelSpec &s) { return s.quant; }
-  /// Whether a launch of kernel `s` (CTA pairs) for `d` pairs its CTAs
-  /// along M, sharing B (GroupedGemmParams::pairM), rather than along N,
-  /// sharing A: masked groups of exactly two 128-row tiles.
-  static bool pairsAlongM(const Desc &d, const Spec &s);
   static std::string kernelName(const Spec &s);
   static void writeInstantiation(const Spec &s, const std::string &name,
                                  llvm::raw_ostream &os);
@@ -154,7 +150,8 @@ struct GroupedGemmFamily {
           int64_t k = 0, int cluster = 1);
   /// Whether a launch of kernel `s` (CTA pairs) for `d` pairs its CTAs
   /// along M, sharing B (GroupedGemmParams::pairM), rather than along N,
-  /// sharing A: masked groups of exactly two 128-row tiles.
+  /// sharing A: masked slots of exactly two 128-row tiles (a group whose
+  /// count fills one tile still pairs along N).
   static bool pairsAlongM(const Desc &d, const Spec &s);
   static std::string kernelName(const Spec &s);
   static void writeInstantiation(const Spec &s, const std::string &name,

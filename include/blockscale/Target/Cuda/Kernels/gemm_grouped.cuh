@@ -76,6 +76,7 @@ __device__ __forceinline__ void cpAsyncArriveNoinc(u32 bar) {
 // of B.
 struct GroupedWorkUnit : WorkUnit {
   int m0, mEnd, bRow0, group;
+  bool alongM; // the pair's CTAs share this N tile (p.pairM, two M tiles)
 };
 
 template <class Cfg> struct GroupedTileScheduler {
@@ -90,6 +91,7 @@ template <class Cfg> struct GroupedTileScheduler {
   int gUnits = 0;   // its units
   int gTilesM = 0;  // its tile rows
   int gRow0 = 0, gRowEnd = 0;
+  bool gAlongM = false; // its units pair M tiles (see unit())
 
   // Reads nothing from global memory: the kernel constructs it before its
   // programmatic-launch wait, and the sizes may come from the kernel before.
@@ -124,9 +126,9 @@ template <class Cfg> struct GroupedTileScheduler {
       ++g;
       rowsOf(g, gRowEnd, gRow0, gRowEnd);
       gTilesM = (gRowEnd - gRow0 + BM - 1) / BM;
-      gUnits = CLUSTER > 1 && p.pairM
-                   ? (gTilesM + CLUSTER - 1) / CLUSTER * p.gemm.tilesN
-                   : gTilesM * (p.gemm.tilesN / CLUSTER);
+      gAlongM = CLUSTER > 1 && p.pairM && gTilesM > 1;
+      gUnits = gAlongM ? (gTilesM + CLUSTER - 1) / CLUSTER * p.gemm.tilesN
+                       : gTilesM * (p.gemm.tilesN / CLUSTER);
     }
     return true;
   }
@@ -137,14 +139,16 @@ template <class Cfg> struct GroupedTileScheduler {
 
   // Inside a group, the dense raster order: bands of `raster` N tiles. In
   // pairs along N, a unit is a pair of N tiles, the pair's CTAs taking one
-  // each (the launch requires an even N tile count); along M (p.pairM), a
-  // pair of M tiles of one N tile, the second past the group's rows when
-  // it has an odd count of them (its CTA still loads its half of B for the
-  // peer, and its warpgroups idle: GemmMainloop::drain).
+  // each (the launch requires an even N tile count); along M (p.pairM, a
+  // group of more than one row tile), a pair of M tiles of one N tile, the
+  // second past the group's rows when it has an odd count of them (its CTA
+  // still loads its half of B for the peer, and its warpgroups idle:
+  // GemmMainloop::drain). A group of one row tile pairs along N even then,
+  // rather than leave half of every pair idle.
   __device__ __forceinline__ GroupedWorkUnit unit() const {
     GroupedWorkUnit w;
     const int l = u - gFirst;
-    const bool alongM = CLUSTER > 1 && p.pairM;
+    const bool alongM = gAlongM;
     const int unitsN = alongM ? p.gemm.tilesN : p.gemm.tilesN / CLUSTER;
     const int unitsM = alongM ? (gTilesM + CLUSTER - 1) / CLUSTER : gTilesM;
     const int raster = p.gemm.raster;
@@ -163,6 +167,7 @@ template <class Cfg> struct GroupedTileScheduler {
     w.mEnd = gRowEnd;
     w.bRow0 = g * p.gemm.n + w.nb * BN;
     w.group = g;
+    w.alongM = alongM;
     return w;
   }
 };
@@ -276,7 +281,9 @@ template <class Cfg> struct GroupedGemmSm90 {
   // half of A into both (tA's box is BM / CLUSTER rows); along M they share
   // the N tile (one group, one bRow0): each loads half of B into both (tB's
   // box is BN / CLUSTER rows; BN is a multiple of 16, so a half is whole
-  // 1024-byte swizzle atoms). The A scales are each CTA's.
+  // 1024-byte swizzle atoms). A launch that pairs along M has only those
+  // boxes: its units of one-tile groups, paired along N, load their whole A
+  // and B tiles on each CTA (B in two halves). The A scales are each CTA's.
   __device__ __forceinline__ static void
   loadStage(const GroupedGemmParams &p, const GroupedWorkUnit &w, int kb,
             u32 base, int stage, const TmaDesc &tA, const TmaDesc &tB,
@@ -286,12 +293,19 @@ template <class Cfg> struct GroupedGemmSm90 {
       mbarArriveExpectTx(full, Cfg::kTxBytes - BM * 4);
       constexpr unsigned short kBoth = (1 << CLUSTER) - 1;
       if (CLUSTER > 1 && p.pairM) {
+        constexpr int kHalf = BN / CLUSTER;
         tmaLoad2d(base + Cfg::kOffA + stage * Cfg::kABytes, tA, full, kb * BK,
                   w.m0);
-        tmaLoad2dMulticast(base + Cfg::kOffB + stage * Cfg::kBBytes +
-                               rank * (BN / CLUSTER) * BK,
-                           tB, full, kb * BK, w.bRow0 + rank * (BN / CLUSTER),
-                           kBoth);
+        if (w.alongM) {
+          tmaLoad2dMulticast(base + Cfg::kOffB + stage * Cfg::kBBytes +
+                                 rank * kHalf * BK,
+                             tB, full, kb * BK, w.bRow0 + rank * kHalf, kBoth);
+        } else {
+#pragma unroll
+          for (int h = 0; h < CLUSTER; ++h)
+            tmaLoad2d(base + Cfg::kOffB + stage * Cfg::kBBytes + h * kHalf * BK,
+                      tB, full, kb * BK, w.bRow0 + h * kHalf);
+        }
       } else {
         if (CLUSTER > 1)
           tmaLoad2dMulticast(base + Cfg::kOffA + stage * Cfg::kABytes +
