@@ -86,8 +86,9 @@ struct QuantFamily {
                             const Desc &d, const Args &a, CUstream stream);
 };
 
-/// Launch-time choices of a grouped GEMM: the raster band width (N tiles)
-/// inside a group.
+/// Launch-time choices of a grouped GEMM: the raster band width inside a
+/// group, in work units along N (N tiles, or pairs of N tiles where the
+/// kernel pairs its CTAs along N).
 struct GroupedLaunchConfig {
   int raster = 8;
 };

@@ -445,12 +445,13 @@ template <class Cfg> struct GemmMainloop {
     const bool turns = !Cfg::kPipeline && takeTurns(p);
     for (int kb = w.kb0; kb < w.kb1; ++kb) {
       r.waitFull(st);
-      if (!Cfg::kPipeline)
+      if constexpr (!Cfg::kPipeline) {
 #pragma unroll
         for (int v = 0; v < kWaves; ++v) {
           turnBegin(turns, wg);
           turnEnd(turns, wg);
         }
+      }
       release(base, st.index, lane, peer);
       st.advance();
     }
