@@ -348,12 +348,17 @@ std::string blockscale::describeGroupedGemm(Grouping grouping, Fp8Type a,
 }
 
 bool GroupedGemmFamily::pairsAlongM(const Desc &d, const Spec &s) {
-  // Measured beside pairs along N in one process (bench/ab.py --grouped
-  // masked, H100): masked slots of 192 rows in 128 x 192 tiles, 1.10-1.16x
-  // (with idle warpgroups skipping their wgmmas); slots of 1024 rows,
-  // 0.93-0.97x, so the pair's tiles share A there (docs/decisions.md).
-  return s.cluster == 2 && s.bm == 128 && d.grouping == Grouping::Masked &&
-         ceilDiv(d.mMax, s.bm) == 2;
+  // Measured beside pairs along N in one process (bench/ab.py, H100):
+  // masked slots of 192 rows in 128 x 192 tiles, 1.10-1.16x (with idle
+  // warpgroups skipping their wgmmas); contiguous groups of 134-250 rows
+  // (--grouped ragged-small, the kernel's hint 192) 1.00-1.13x; slots of
+  // 1024 rows, 0.93-0.97x, so the pair's tiles share A there
+  // (docs/decisions.md). A contiguous launch knows its groups' sizes only
+  // from the kernel's hint: pairs along M where it says two row tiles.
+  return s.cluster == 2 && s.bm == 128 &&
+         ((d.grouping == Grouping::Masked && ceilDiv(d.mMax, s.bm) == 2) ||
+          (d.grouping == Grouping::Contiguous && d.mPerGroupHint > 128 &&
+           d.mPerGroupHint <= 256));
 }
 
 std::string GroupedGemmFamily::kernelName(const Spec &g) {

@@ -61,8 +61,8 @@ int GemmKernelSpec::smemBytes() const {
 
 int blockscale::stageAlignedKBlocks(const GemmKernelSpec &s, int64_t k,
                                     int64_t splits) {
-  if (s.bm != 256 || s.wgrad() || s.ksplit != 1 || splits > 1 || k <= 0 ||
-      s.stages < 1)
+  if (!bs::gemmStageAlignable(s.bm, s.bn, s.cluster, s.wgrad(), s.ksplit) ||
+      splits > 1 || k <= 0 || s.stages < 1)
     return 0;
   const int64_t kb = (k + 127) / 128;
   // The last round pads the K-blocks to whole rounds of stages with empty
@@ -71,6 +71,12 @@ int blockscale::stageAlignedKBlocks(const GemmKernelSpec &s, int64_t k,
   // run-time K loop; one or two per 32-128 K-blocks ran 1.02-1.05x faster.
   const int64_t padded = (s.stages - kb % s.stages) % s.stages;
   if (padded * 16 > kb || kb > (int64_t(1) << 20))
+    return 0;
+  // A one-wave tile does half the work per K-block of a two-wave one, so
+  // its per-tile start (the B-scale stash and the consumers' meeting) weighs
+  // twice as much. Same process (H100, bench/ab.py, 128 x 192 tiles): 24 and
+  // more K-blocks ran 0.98-1.07x the run-time K loop, 16 ran 0.92-1.00x.
+  if (s.bm <= 128 && kb < 24)
     return 0;
   if (bs::gemmSmemBytes(s.bm, s.bn, s.stages, dtypeBytes(s.out), false, 1,
                         int(kb)) > bs::kMaxDynamicSmemBytes)
@@ -320,16 +326,6 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
       spec.gemm.form = GemmForm::Wgrad;
       spec.gemm.accumulate = *acc != 0;
     }
-    // (None: the kernel serves any K.)
-    if (kv.count("kblocks")) {
-      auto kb = getInt("kblocks");
-      if (!kb)
-        return kb.takeError();
-      // Only the two-wave forward tile has the stage-aligned K loop.
-      if (*kb < 0 || (*kb > 0 && (spec.gemm.wgrad() || spec.gemm.bm != 256)))
-        return bad("kblocks=" + std::to_string(*kb));
-      spec.gemm.kblocks = *kb;
-    }
     // (None: one CTA per tile.)
     if (kv.count("cluster")) {
       auto cl = getInt("cluster");
@@ -339,6 +335,18 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
           (*cl == 2 && (spec.gemm.wgrad() || spec.gemm.bm == 64)))
         return bad("cluster=" + std::to_string(*cl));
       spec.gemm.cluster = *cl;
+    }
+    // (None: the kernel serves any K.)
+    if (kv.count("kblocks")) {
+      auto kb = getInt("kblocks");
+      if (!kb)
+        return kb.takeError();
+      // Only tiles with the stage-aligned K loop are specialized for K.
+      if (*kb < 0 || (*kb > 0 && !bs::gemmStageAlignable(
+                                     spec.gemm.bm, spec.gemm.bn,
+                                     spec.gemm.cluster, spec.gemm.wgrad(), 1)))
+        return bad("kblocks=" + std::to_string(*kb));
+      spec.gemm.kblocks = *kb;
     }
     return spec;
   }

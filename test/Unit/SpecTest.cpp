@@ -295,6 +295,13 @@ TEST(KernelSpec, KGroupedAndGroupedCastRoundTrip) {
                                "bm=128 bn=128 stages=4 grouping=n");
   EXPECT_FALSE(bool(bad));
   llvm::consumeError(bad.takeError());
+  // A tile with the two-accumulator loop has no stage-aligned form.
+  auto pipelined = KernelSpec::parse("kind=grouped name=x a=e4m3 b=e4m3 "
+                                     "out=bf16 bm=128 bn=128 stages=4 "
+                                     "kblocks=56");
+  EXPECT_FALSE(bool(pipelined));
+  if (!pipelined)
+    llvm::consumeError(pipelined.takeError());
 
   GroupedQuantDesc q;
   q.in = DType::F16;
@@ -339,11 +346,22 @@ TEST(KernelSpec, GroupedStageAlignedK) {
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   EXPECT_EQ(r->gemm.kblocks, 0);
   d.k = 7168;
-  d.mPerGroupHint = 512; // one-wave tiles keep the run-time K loop
+  d.mPerGroupHint = 512; // one-wave 128 x 192 pairs: 56 K-blocks in 4 stages
   auto o = GroupedGemmFamily::plan(d);
   ASSERT_TRUE(bool(o)) << llvm::toString(o.takeError());
   EXPECT_EQ(o->gemm.bm, 128);
-  EXPECT_EQ(o->gemm.kblocks, 0);
+  EXPECT_EQ(o->gemm.bn, 192);
+  EXPECT_EQ(o->gemm.kblocks, 56);
+  EXPECT_EQ(o->smemBytes(),
+            bs::gemmSmemBytes(128, 192, o->gemm.stages, 2, false, 1, 56));
+  auto op = KernelSpec::fromSource(generateCudaSource(*o));
+  ASSERT_TRUE(bool(op)) << llvm::toString(op.takeError());
+  EXPECT_EQ(op->serialize(), o->serialize());
+  d.mPerGroupHint = 32; // 64 x 128 single CTAs: the two-accumulator loop
+  auto q = GroupedGemmFamily::plan(d);
+  ASSERT_TRUE(bool(q)) << llvm::toString(q.takeError());
+  EXPECT_EQ(q->gemm.bm, 64);
+  EXPECT_EQ(q->gemm.kblocks, 0);
 
   GemmKernelSpec g;
   g.bm = 256;
@@ -352,6 +370,17 @@ TEST(KernelSpec, GroupedStageAlignedK) {
   EXPECT_EQ(stageAlignedKBlocks(g, 3072, 1), 24);
   EXPECT_EQ(stageAlignedKBlocks(g, 3072, 2), 0); // workspace splits
   EXPECT_EQ(stageAlignedKBlocks(g, 512, 1), 0);  // two empty per four
+  g.bm = 128; // one wave: only tiles without the two-accumulator loop
+  EXPECT_EQ(stageAlignedKBlocks(g, 3072, 1), 0);
+  g.cluster = 2;
+  EXPECT_EQ(stageAlignedKBlocks(g, 3072, 1), 24);
+  g.cluster = 1;
+  g.bn = 192;
+  g.stages = 4;
+  EXPECT_EQ(stageAlignedKBlocks(g, 7168, 1), 56);
+  g.ksplit = 2; // splits summed in a cluster
+  EXPECT_EQ(stageAlignedKBlocks(g, 7168, 1), 0);
+  g.ksplit = 1;
   g.form = GemmForm::Wgrad;
   EXPECT_EQ(stageAlignedKBlocks(g, 3072, 1), 0);
   auto bad = KernelSpec::parse("kind=grouped name=x a=e4m3 b=e4m3 out=f32 "
@@ -435,8 +464,16 @@ TEST(KernelSpec, GroupedPairAxis) {
   EXPECT_FALSE(GroupedGemmFamily::pairsAlongM(d, wide));
   d.grouping = Grouping::Contiguous;
   d.mMax = 0;
-  d.mPerGroupHint = 192;
-  EXPECT_FALSE(GroupedGemmFamily::pairsAlongM(d, s->gemm));
+  for (auto [hint, alongM] : {std::pair<int64_t, bool>{0, false},
+                              {128, false},
+                              {129, true},
+                              {192, true},
+                              {256, true},
+                              {257, false}}) {
+    d.mPerGroupHint = hint;
+    EXPECT_EQ(GroupedGemmFamily::pairsAlongM(d, s->gemm), alongM)
+        << "hint " << hint;
+  }
 }
 
 // The m-grouped rule's CTA pairs and what a forced tile starts from.

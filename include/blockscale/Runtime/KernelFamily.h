@@ -151,8 +151,9 @@ struct GroupedGemmFamily {
           int64_t k = 0, int cluster = 1);
   /// Whether a launch of kernel `s` (CTA pairs) for `d` pairs its CTAs
   /// along M, sharing B (GroupedGemmParams::pairM), rather than along N,
-  /// sharing A: masked slots of exactly two 128-row tiles (a group whose
-  /// count fills one tile still pairs along N).
+  /// sharing A: masked slots of exactly two 128-row tiles, and contiguous
+  /// groups whose hint (mPerGroupHint) is 129-256 rows (a group whose count
+  /// fills one tile still pairs along N).
   static bool pairsAlongM(const Desc &d, const Spec &s);
   static std::string kernelName(const Spec &s);
   static void writeInstantiation(const Spec &s, const std::string &name,

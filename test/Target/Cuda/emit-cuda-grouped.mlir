@@ -5,13 +5,14 @@
 // both groupings (they differ in the launch's parameters), with the tile
 // select-tiles chose.
 
-// Groups of 512 rows (the hint over 8 groups): 128 x 192 tiles in CTA pairs.
-// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn192_s4_c2
+// Groups of 512 rows (the hint over 8 groups): 128 x 192 tiles in CTA pairs,
+// specialized for K = 7168.
+// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn192_s4_c2_kb56
 // CHECK: // blockscale.grouped_matmul m_contiguous: A e4m3 1x128, B e4m3 128x128 per group, C bf16
-// CHECK: // blockscale-spec: kind=grouped name=bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn192_s4_c2 a=e4m3 b=e4m3 out=bf16 bm=128 bn=192 stages=4 cluster=2
+// CHECK: // blockscale-spec: kind=grouped name=bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn192_s4_c2_kb56 a=e4m3 b=e4m3 out=bf16 bm=128 bn=192 stages=4 cluster=2 kblocks=56
 // CHECK: #include "blockscale/gemm_grouped.cuh"
-// CHECK: using BsKernel = bs::GroupedGemmSm90<bs::GemmConfig</*BM=*/128, /*BN=*/192, /*STAGES=*/4, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false, /*CLUSTER=*/2, /*KSPLIT=*/1, /*KBLOCKS=*/0>>;
-// CHECK: bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn192_s4_c2(const __grid_constant__ bs::GroupedGemmParams p,
+// CHECK: using BsKernel = bs::GroupedGemmSm90<bs::GemmConfig</*BM=*/128, /*BN=*/192, /*STAGES=*/4, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false, /*CLUSTER=*/2, /*KSPLIT=*/1, /*KBLOCKS=*/56>>;
+// CHECK: bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn192_s4_c2_kb56(const __grid_constant__ bs::GroupedGemmParams p,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tA,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tB,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tC) {
@@ -51,7 +52,7 @@ func.func @masked(%a: tensor<32x20x7168xf8E4M3FN>, %as: tensor<32x20x56xf32>,
 // A cast feeding the grouped matmul writes the A-scale layout the kernel
 // reads.
 // CHECK-LABEL: {{^}}// {{-+}} kernel bs_quantize_bf16_e4m3_1x128
-// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn192_s4_c2
+// CHECK-LABEL: {{^}}// {{-+}} kernel bs_grouped_gemm_e4m3_e4m3_bf16_bm128_bn192_s4_c2_kb56
 // FORCE-LABEL: func.func @with_cast
 func.func @with_cast(%x: tensor<4096x7168xbf16>, %b: tensor<8x7168x4096xf8E4M3FN>,
                      %bs: tensor<8x56x32xf32>, %offs: tensor<8xi32>) -> tensor<4096x4096xbf16> {

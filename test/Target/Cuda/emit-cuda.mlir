@@ -25,12 +25,12 @@
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tQ) {
 // CHECK-NEXT: BsKernel::run(p, tX, tQ);
 
-// CHECK: // ----- kernel [[GEMM:bs_gemm_b128x128_e4m3_e4m3_bf16_bm128_bn[0-9]+_s[0-9]]]
+// CHECK: // ----- kernel [[GEMM:bs_gemm_b128x128_e4m3_e4m3_bf16_bm128_bn[0-9]+_s[0-9]_kb56]]
 // CHECK: // blockscale.matmul fwd: A e4m3 1x128, B e4m3 128x128, C bf16
 // CHECK: // blockscale-spec: kind=gemm name=[[GEMM]] form=fwd a=e4m3 b=e4m3 out=bf16 accumulate=0 bm=128
 // CHECK: #define BS_WGMMA_AB "e4m3.e4m3"
 // CHECK: #include "blockscale/gemm_sm90.cuh"
-// CHECK: using BsKernel = bs::GemmSm90<bs::GemmConfig</*BM=*/128, /*BN=*/{{[0-9]+}}, /*STAGES=*/{{[0-9]}}, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false, /*CLUSTER=*/1, /*KSPLIT=*/1>>;
+// CHECK: using BsKernel = bs::GemmSm90<bs::GemmConfig</*BM=*/128, /*BN=*/{{[0-9]+}}, /*STAGES=*/{{[0-9]}}, /*WGRAD=*/false, /*OUT_F32=*/false, /*ACCUMULATE=*/false, /*CLUSTER=*/1, /*KSPLIT=*/1, /*KBLOCKS=*/56>>;
 // CHECK: extern "C" __global__ void __launch_bounds__(BsKernel::kThreads, 1)
 // CHECK-NEXT: [[GEMM]](const __grid_constant__ bs::GemmParams p,
 // CHECK-NEXT: const __grid_constant__ bs::TmaDesc tA,

@@ -73,17 +73,18 @@ struct GemmConfig {
   // run) cost BN/2 more registers per thread: 3 * BN/2 + ~30 must stay
   // under the consumers' setmaxnreg budget, which holds up to BN = 128. CTA
   // pairs and two-wave tiles keep the one-block-at-a-time loop.
-  static constexpr bool kPipeline = BN <= 128 && CLUSTER == 1 && kWaves == 1;
+  static constexpr bool kPipeline = gemmPipelinedTile(BM, BN, CLUSTER);
 
   // Stage-aligned K loop (GemmMainloop::mainloopAligned): with the K-block
   // count known at compile time, every work unit walks the ring from stage 0
   // in rounds of STAGES K-blocks (the last round padded with empty stages),
   // so that the unrolled round names each stage, its barriers and operand
   // addresses as constants, and the two consumer warpgroups issue without
-  // taking turns. Two-wave tiles of the forward recipe without cluster
-  // splits; used when the launch has no workspace splits either.
+  // taking turns. Forward tiles of one accumulator per wave without
+  // cluster splits (gemmStageAlignable); used when the launch has no
+  // workspace splits either.
   static constexpr bool kAlignedK =
-      KBLOCKS > 0 && kWaves == 2 && !WGRAD && KSPLIT == 1 && !kPipeline;
+      KBLOCKS > 0 && gemmStageAlignable(BM, BN, CLUSTER, WGRAD, KSPLIT);
 
   // Register budgets after setmaxnreg: the producer needs few; the consumers
   // hold two BN/2-float accumulators. Totals stay within 64K registers.

@@ -198,6 +198,22 @@ BS_HOST_DEVICE constexpr bool gemmTileImplemented(int bm, int bn) {
          bn % 16 == 0 && (bn <= 128 || bn == 144 || bn == 160 || bn == 192);
 }
 
+// Tiles whose K loop keeps two accumulators in flight (GemmConfig::
+// kPipeline): a warpgroup promotes block k while its wgmmas of block k + 1
+// run, which needs 3 * BN / 2 + ~30 registers (BN <= 128), one wave and no
+// pair waiting on the peer's consumers.
+BS_HOST_DEVICE constexpr bool gemmPipelinedTile(int bm, int bn, int cluster) {
+  return bn <= 128 && cluster == 1 && bm <= 128;
+}
+// Tiles that may be specialized for their K-block count and run the
+// stage-aligned rounds (GemmConfig::kAlignedK): the forward recipe's one-
+// accumulator loops without cluster-summed splits, one wave (bm <= 128,
+// bn > 128 or pairs) or two (bm = 256).
+BS_HOST_DEVICE constexpr bool gemmStageAlignable(int bm, int bn, int cluster,
+                                                 bool wgrad, int ksplit) {
+  return !wgrad && ksplit == 1 && !gemmPipelinedTile(bm, bn, cluster);
+}
+
 // Stage-aligned kernels (GemmConfig::kAlignedK, kblocks > 0) keep a tile's
 // B scales of every K-block in shared memory, two tiles' worth (the
 // consumers fill one while the other may still be read): per K-block one
