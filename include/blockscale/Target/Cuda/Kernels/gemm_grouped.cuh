@@ -292,31 +292,28 @@ template <class Cfg> struct GroupedGemmSm90 {
     if (lane == 0) {
       mbarArriveExpectTx(full, Cfg::kTxBytes - BM * 4);
       constexpr unsigned short kBoth = (1 << CLUSTER) - 1;
+      const u32 dA = base + Cfg::kOffA + stage * Cfg::kABytes;
+      const u32 dB = base + Cfg::kOffB + stage * Cfg::kBBytes;
+      if (CLUSTER > 1 && !p.pairM) {
+        constexpr int kHalf = BM / CLUSTER;
+        tmaLoad2dMulticast(dA + rank * kHalf * BK, tA, full, kb * BK,
+                           w.m0 + rank * kHalf, kBoth);
+      } else {
+        tmaLoad2d(dA, tA, full, kb * BK, w.m0);
+      }
       if (CLUSTER > 1 && p.pairM) {
         constexpr int kHalf = BN / CLUSTER;
-        tmaLoad2d(base + Cfg::kOffA + stage * Cfg::kABytes, tA, full, kb * BK,
-                  w.m0);
         if (w.alongM) {
-          tmaLoad2dMulticast(base + Cfg::kOffB + stage * Cfg::kBBytes +
-                                 rank * kHalf * BK,
-                             tB, full, kb * BK, w.bRow0 + rank * kHalf, kBoth);
+          tmaLoad2dMulticast(dB + rank * kHalf * BK, tB, full, kb * BK,
+                             w.bRow0 + rank * kHalf, kBoth);
         } else {
 #pragma unroll
           for (int h = 0; h < CLUSTER; ++h)
-            tmaLoad2d(base + Cfg::kOffB + stage * Cfg::kBBytes + h * kHalf * BK,
-                      tB, full, kb * BK, w.bRow0 + h * kHalf);
+            tmaLoad2d(dB + h * kHalf * BK, tB, full, kb * BK,
+                      w.bRow0 + h * kHalf);
         }
       } else {
-        if (CLUSTER > 1)
-          tmaLoad2dMulticast(base + Cfg::kOffA + stage * Cfg::kABytes +
-                                 rank * (BM / CLUSTER) * BK,
-                             tA, full, kb * BK, w.m0 + rank * (BM / CLUSTER),
-                             kBoth);
-        else
-          tmaLoad2d(base + Cfg::kOffA + stage * Cfg::kABytes, tA, full,
-                    kb * BK, w.m0);
-        tmaLoad2d(base + Cfg::kOffB + stage * Cfg::kBBytes, tB, full, kb * BK,
-                  w.bRow0);
+        tmaLoad2d(dB, tB, full, kb * BK, w.bRow0);
       }
     }
     const float *sa = p.sa + static_cast<long long>(kb) * p.ldsa + w.m0 + lane;
