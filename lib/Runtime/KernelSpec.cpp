@@ -74,9 +74,12 @@ int blockscale::stageAlignedKBlocks(const GemmKernelSpec &s, int64_t k,
     return 0;
   // A one-wave tile does half the work per K-block of a two-wave one, so
   // its per-tile start (the B-scale stash and the consumers' meeting) weighs
-  // twice as much. Same process (H100, bench/ab.py, 128 x 192 tiles): 24 and
-  // more K-blocks ran 0.98-1.07x the run-time K loop, 16 ran 0.92-1.00x.
-  if (s.bm <= 128 && kb < 24)
+  // twice as much. Same process (H100, bench/ab.py, 128 x 192 tiles, single
+  // CTAs and pairs): 24 and more K-blocks ran 0.98-1.07x the run-time K
+  // loop, 16 ran 0.92-1.00x. The other one-wave tiles the template takes
+  // (bn = 144 or 160, bm = 64, 128 x 128 pairs) are not measured and keep
+  // the run-time loop.
+  if (s.bm <= 128 && (s.bm != 128 || s.bn != 192 || kb < 24))
     return 0;
   if (bs::gemmSmemBytes(s.bm, s.bn, s.stages, dtypeBytes(s.out), false, 1,
                         int(kb)) > bs::kMaxDynamicSmemBytes)

@@ -370,14 +370,22 @@ TEST(KernelSpec, GroupedStageAlignedK) {
   EXPECT_EQ(stageAlignedKBlocks(g, 3072, 1), 24);
   EXPECT_EQ(stageAlignedKBlocks(g, 3072, 2), 0); // workspace splits
   EXPECT_EQ(stageAlignedKBlocks(g, 512, 1), 0);  // two empty per four
-  g.bm = 128; // one wave: only tiles without the two-accumulator loop
+  g.bm = 128; // one wave: 128 x 192 (single CTAs or pairs), 24+ K-blocks
   EXPECT_EQ(stageAlignedKBlocks(g, 3072, 1), 0);
-  g.cluster = 2;
-  EXPECT_EQ(stageAlignedKBlocks(g, 3072, 1), 24);
-  g.cluster = 1;
+  g.cluster = 2; // (the template has the loop for 128 x 128 pairs)
+  EXPECT_TRUE(bs::gemmStageAlignable(128, 128, 2, false, 1));
+  EXPECT_EQ(stageAlignedKBlocks(g, 3072, 1), 0);
   g.bn = 192;
   g.stages = 4;
+  EXPECT_EQ(stageAlignedKBlocks(g, 3072, 1), 24);
+  EXPECT_EQ(stageAlignedKBlocks(g, 2048, 1), 0); // 16 K-blocks
+  g.cluster = 1;
   EXPECT_EQ(stageAlignedKBlocks(g, 7168, 1), 56);
+  g.bm = 64;
+  g.stages = 6;
+  EXPECT_EQ(stageAlignedKBlocks(g, 7168, 1), 0);
+  g.bm = 128;
+  g.stages = 4;
   g.ksplit = 2; // splits summed in a cluster
   EXPECT_EQ(stageAlignedKBlocks(g, 7168, 1), 0);
   g.ksplit = 1;

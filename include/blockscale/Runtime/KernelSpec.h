@@ -72,8 +72,9 @@ struct GemmKernelSpec {
 /// workspace splits, or 0 for the run-time K loop. One rule for the dense
 /// forward kernels and the m-grouped ones: forward tiles of one accumulator
 /// per wave (bs::gemmStageAlignable) without splits, where the last round's
-/// empty stages are at most 1/16 of the K-blocks, one-wave tiles (bm <= 128)
-/// have at least 24 K-blocks, and the tile's B scales fit in shared memory.
+/// empty stages are at most 1/16 of the K-blocks, and the tile's B scales
+/// fit in shared memory; of the one-wave tiles (bm <= 128) only 128 x 192,
+/// from 24 K-blocks.
 int stageAlignedKBlocks(const GemmKernelSpec &s, int64_t k, int64_t splits);
 
 /// Compile-time parameters of a cast kernel, in the input's frame.
