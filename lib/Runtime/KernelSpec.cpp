@@ -55,8 +55,11 @@ llvm::StringRef blockscale::toString(Grouping g) {
 int blockscale::dtypeBytes(DType t) { return t == DType::F32 ? 4 : 2; }
 
 int GemmKernelSpec::smemBytes() const {
-  return bs::gemmSmemBytes(bm, bn, stages, dtypeBytes(out), wgrad(), ksplit,
-                           kblocks);
+  // (The kernel keeps the B-scale stash only where it runs the stage-aligned
+  // loop: GemmConfig::kAlignedK.)
+  return bs::gemmSmemBytes(
+      bm, bn, stages, dtypeBytes(out), wgrad(), ksplit,
+      bs::gemmStageAlignable(bm, bn, cluster, wgrad(), ksplit) ? kblocks : 0);
 }
 
 int blockscale::stageAlignedKBlocks(const GemmKernelSpec &s, int64_t k,
@@ -296,7 +299,11 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
       auto kb = getInt("kblocks");
       if (!kb)
         return kb.takeError();
-      if (*kb < 0)
+      // Only tiles with the stage-aligned K loop are specialized for K.
+      if (*kb < 0 ||
+          (*kb > 0 && !bs::gemmStageAlignable(
+                          spec.gemm.bm, spec.gemm.bn, spec.gemm.cluster,
+                          spec.gemm.wgrad(), spec.gemm.ksplit)))
         return bad("kblocks=" + std::to_string(*kb));
       spec.gemm.kblocks = *kb;
     }

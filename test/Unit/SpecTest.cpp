@@ -302,6 +302,32 @@ TEST(KernelSpec, KGroupedAndGroupedCastRoundTrip) {
   EXPECT_FALSE(bool(pipelined));
   if (!pipelined)
     llvm::consumeError(pipelined.takeError());
+  auto densePipelined = KernelSpec::parse(
+      "kind=gemm name=x form=fwd a=e4m3 b=e4m3 out=bf16 accumulate=0 bm=128 "
+      "bn=128 stages=5 cluster=1 ksplit=1 kblocks=56");
+  EXPECT_FALSE(bool(densePipelined));
+  if (!densePipelined)
+    llvm::consumeError(densePipelined.takeError());
+  auto denseSplit = KernelSpec::parse(
+      "kind=gemm name=x form=fwd a=e4m3 b=e4m3 out=bf16 accumulate=0 bm=128 "
+      "bn=192 stages=4 cluster=1 ksplit=2 kblocks=56");
+  EXPECT_FALSE(bool(denseSplit));
+  if (!denseSplit)
+    llvm::consumeError(denseSplit.takeError());
+  auto denseAligned = KernelSpec::parse(
+      "kind=gemm name=x form=fwd a=e4m3 b=e4m3 out=bf16 accumulate=0 bm=128 "
+      "bn=192 stages=4 cluster=1 ksplit=1 kblocks=56");
+  ASSERT_TRUE(bool(denseAligned)) << llvm::toString(denseAligned.takeError());
+  EXPECT_EQ(denseAligned->smemBytes(),
+            bs::gemmSmemBytes(128, 192, 4, 2, false, 1, 56));
+  // A spec built by hand with kblocks on a tile without the loop: the host
+  // reserves what the kernel lays out (no stash).
+  GemmKernelSpec hand;
+  hand.bm = 128;
+  hand.bn = 128;
+  hand.stages = 5;
+  hand.kblocks = 56;
+  EXPECT_EQ(hand.smemBytes(), bs::gemmSmemBytes(128, 128, 5, 2, false));
 
   GroupedQuantDesc q;
   q.in = DType::F16;
@@ -319,8 +345,8 @@ TEST(KernelSpec, KGroupedAndGroupedCastRoundTrip) {
 }
 
 // The m-grouped kernels take the dense forward kernels' stage-aligned rule:
-// two-wave tiles specialized for K where the last round pads at most 1/16
-// of the K-blocks.
+// two-wave tiles and 128 x 192 ones (from 24 K-blocks) specialized for K
+// where the last round pads at most 1/16 of the K-blocks.
 TEST(KernelSpec, GroupedStageAlignedK) {
   GroupedGemmDesc d;
   d.grouping = Grouping::Contiguous;

@@ -79,7 +79,7 @@ struct GemmConfig {
   // count known at compile time, every work unit walks the ring from stage 0
   // in rounds of STAGES K-blocks (the last round padded with empty stages),
   // so that the unrolled round names each stage, its barriers and operand
-  // addresses as constants, and the two consumer warpgroups issue without
+  // addresses as constants, and the consumer warpgroups issue without
   // taking turns. Forward tiles of one accumulator per wave without
   // cluster splits (gemmStageAlignable); used when the launch has no
   // workspace splits either.

@@ -166,7 +166,9 @@ template <class Cfg> struct GemmMainloop {
     float lo0, lo1, hi0, hi1;
   };
   // 128x128 scales of B: the tile's columns below 128 - n0 % 128 use block
-  // b0 (at sb0), the rest block b0 + 1 (at sb1, clamped at the edge of N).
+  // b0 (at sb0), the rest block b0 + 1 (at sb1), both clamped at the edge of
+  // N (a pair's second tile may lie wholly past N when N has an odd count of
+  // tiles; its columns are never stored).
   struct TileScales {
     const float *sb0, *sb1;
     int splitJ; // first 8-column group in block b1 (BN / 8: none)
@@ -176,7 +178,7 @@ template <class Cfg> struct GemmMainloop {
                                                           int n0,
                                                           int nBlocksB) {
     TileScales ts;
-    const int b0 = n0 / 128;
+    const int b0 = min(n0 / 128, nBlocksB - 1);
     const int b1 = b0 + 1 < nBlocksB ? b0 + 1 : b0;
     ts.splitJ = min(128 - n0 % 128, BN) / 8;
     ts.sb0 = p.sb + b0 * p.sbStrideN;
