@@ -238,6 +238,21 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
       return DType::F32;
     return bad(k.str() + "=" + *s);
   };
+  // The K-block count a GEMM kernel is specialized for (none: the kernel
+  // serves any K); only tiles with the stage-aligned K loop have one. Read
+  // after the tile, cluster and ksplit.
+  auto kblocks = [&](GemmKernelSpec &g) -> llvm::Error {
+    if (!kv.count("kblocks"))
+      return llvm::Error::success();
+    auto kb = getInt("kblocks");
+    if (!kb)
+      return kb.takeError();
+    if (*kb < 0 || (*kb > 0 && !bs::gemmStageAlignable(g.bm, g.bn, g.cluster,
+                                                       g.wgrad(), g.ksplit)))
+      return bad("kblocks=" + std::to_string(*kb));
+    g.kblocks = *kb;
+    return llvm::Error::success();
+  };
 
   KernelSpec spec;
   if (kv.count("debug")) {
@@ -294,19 +309,8 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
         return ks.takeError();
       spec.gemm.ksplit = *ks;
     }
-    // (None: the kernel serves any K.)
-    if (kv.count("kblocks")) {
-      auto kb = getInt("kblocks");
-      if (!kb)
-        return kb.takeError();
-      // Only tiles with the stage-aligned K loop are specialized for K.
-      if (*kb < 0 ||
-          (*kb > 0 && !bs::gemmStageAlignable(
-                          spec.gemm.bm, spec.gemm.bn, spec.gemm.cluster,
-                          spec.gemm.wgrad(), spec.gemm.ksplit)))
-        return bad("kblocks=" + std::to_string(*kb));
-      spec.gemm.kblocks = *kb;
-    }
+    if (llvm::Error e = kblocks(spec.gemm))
+      return std::move(e);
     return spec;
   }
   if (*kind == "grouped") {
@@ -346,18 +350,8 @@ llvm::Expected<KernelSpec> KernelSpec::parse(llvm::StringRef line) {
         return bad("cluster=" + std::to_string(*cl));
       spec.gemm.cluster = *cl;
     }
-    // (None: the kernel serves any K.)
-    if (kv.count("kblocks")) {
-      auto kb = getInt("kblocks");
-      if (!kb)
-        return kb.takeError();
-      // Only tiles with the stage-aligned K loop are specialized for K.
-      if (*kb < 0 || (*kb > 0 && !bs::gemmStageAlignable(
-                                     spec.gemm.bm, spec.gemm.bn,
-                                     spec.gemm.cluster, spec.gemm.wgrad(), 1)))
-        return bad("kblocks=" + std::to_string(*kb));
-      spec.gemm.kblocks = *kb;
-    }
+    if (llvm::Error e = kblocks(spec.gemm))
+      return std::move(e);
     return spec;
   }
   if (*kind == "grouped_quantize") {
