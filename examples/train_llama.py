@@ -15,6 +15,7 @@ Float8BlockwiseConfig: the lm_head, 256 outputs, stays bf16).
     python examples/train_llama.py                       # defaults: ~2-3 min on an H200
     python examples/train_llama.py --steps 50 --layers 4 # shorter
     python examples/train_llama.py --compile             # torch.compile both models
+    python examples/train_llama.py --compile --optimizer fused   # as frameworks train
     python examples/train_llama.py --hidden 4096 --layers 4 --heads 32 --steps 300 \
         --lr 3e-4 --json out.json                        # issue 32's model (gpu-check.sh train)
 
@@ -217,7 +218,10 @@ def run(name, fp8, kind, args, train, val, ao=None):
         report = blockscale.quantize_(model, cfg)
         print(f"[{name}] {len(report.converted)} linear layers run through blockscale "
               f"(kept bf16: {', '.join(sorted(report.skipped)) or 'none'})")
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1)
+    # foreach: PyTorch's default multi-tensor AdamW; fused: its single-kernel
+    # form, which training frameworks pick for speed (same update rule).
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1,
+                            **{args.optimizer: True})
     step_fn = forward
     if args.compile:
         compiled = torch.compile(model)
@@ -286,6 +290,8 @@ def main():
     ap.add_argument("--runs", choices=["both", "bf16", "blockscale", "all"], default="both",
                     help="both: bf16 and blockscale; all: also torchao's layer when found")
     ap.add_argument("--compile", action="store_true", help="torch.compile the models")
+    ap.add_argument("--optimizer", choices=["foreach", "fused"], default="foreach",
+                    help="AdamW implementation of both runs (fused: one kernel per step)")
     ap.add_argument("--data", default=os.path.dirname(os.__file__),
                     help="directory of .py files (default: the standard library)")
     ap.add_argument("--max-mb", type=float, default=32)

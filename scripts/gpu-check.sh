@@ -52,7 +52,9 @@
 # LINEAR_ARGS / QBENCH_ARGS: more arguments for bench_linear.py / bench_quant.py,
 # e.g. LINEAR_ARGS="--shapes 8192x2048x2048" for a quick look; PYTEST_ARGS: what
 # the python verb runs instead of test/gpu (e.g. one file, or -k EXPR test/gpu);
-# TRAIN_RUNS=all: the train verb's hidden-4096 model with torchao's layer too.
+# TRAIN_RUNS=all: the train verb's hidden-4096 model with torchao's layer too;
+# TRAIN_ARGS: more train_llama.py arguments for it (e.g. "--compile --optimizer
+# fused"), which then also leave out the hidden-2048 run.
 # Logs go to $OUT (default ./gpu-out): check.log, failures.log, JSON.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -263,8 +265,8 @@ v_train() {  # issue 32's training step, FP8 against bf16, 8192 tokens a step (~
   # torchao's layer too, when .torchao/ holds its archive)
   [ "${TRAIN_RUNS:-both}" = all ] && setup_torchao
   run 400 python3 examples/train_llama.py --model builtin --hidden 4096 --layers 4 --heads 32 \
-    --steps 300 --lr 3e-4 --runs "${TRAIN_RUNS:-both}" --json "$OUT/train_h4096.json"
-  [ "${TRAIN_RUNS:-both}" = all ] && return
+    --steps 300 --lr 3e-4 --runs "${TRAIN_RUNS:-both}" ${TRAIN_ARGS:-} --json "$OUT/train_h4096.json"
+  [ "${TRAIN_RUNS:-both}" = all ] || [ -n "${TRAIN_ARGS:-}" ] && return
   # the loss again at a reduced size (hidden 2048, 4 layers) and the default learning rate
   run 180 python3 examples/train_llama.py --model builtin --layers 4 --steps 300 \
     --json "$OUT/train_h2048.json"
