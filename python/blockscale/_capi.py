@@ -9,6 +9,7 @@ repository's ``build/lib``. Before it is loaded, NVRTC is looked up
 only the standard library (no torch).
 """
 import ctypes
+import numbers
 import os
 import threading
 
@@ -30,7 +31,42 @@ class BlockscaleError(RuntimeError):
         self.status = status
 
 
-class GemmDesc(ctypes.Structure):
+_C_INT_RANGES = {ctypes.c_int32: (-2**31, 2**31 - 1, "int32"),
+                 ctypes.c_int64: (-2**63, 2**63 - 1, "int64")}
+
+
+def _checked_int(what, value, ctype=ctypes.c_int64):
+    """`value` as an integer that `ctype` holds: ctypes would wrap it silently
+    (2**64 + 512 as 512), so a size out of range must fail here."""
+    lo, hi, cname = _C_INT_RANGES[ctype]
+    # (torch's SymInt is no numbers.Integral but converts exactly)
+    if (isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)) or \
+            not hasattr(value, "__int__"):
+        raise TypeError(f"expected an integer for {what} but got {value!r}")
+    value = int(value)
+    if not lo <= value <= hi:
+        raise ValueError(f"expected {what} in [{lo}, {hi}] (an {cname}) but got "
+                         f"{value}")
+    return value
+
+
+class _Desc(ctypes.Structure):
+    """A descriptor of the C API: its integer fields refuse what their C type
+    would wrap and its strings refuse an embedded NUL (C would cut them
+    there), so a bad value is an error naming the field, never another
+    kernel."""
+
+    def __setattr__(self, name, value):
+        t = dict(type(self)._fields_).get(name)
+        if t in _C_INT_RANGES:
+            value = _checked_int(f"{type(self).__name__}.{name}", value, t)
+        elif t is ctypes.c_char_p and value is not None and b"\0" in value:
+            raise ValueError(f"expected {type(self).__name__}.{name} without a NUL byte but "
+                             f"got {value!r}")
+        super().__setattr__(name, value)
+
+
+class GemmDesc(_Desc):
     _fields_ = [("struct_size", ctypes.c_int32), ("form", ctypes.c_int32),
                 ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64),
                 ("a_type", ctypes.c_int32), ("b_type", ctypes.c_int32),
@@ -50,7 +86,7 @@ class GemmArgs(ctypes.Structure):
                 ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t)]
 
 
-class QuantDesc(ctypes.Structure):
+class QuantDesc(_Desc):
     _fields_ = [("struct_size", ctypes.c_int32), ("in_dtype", ctypes.c_int32),
                 ("out_type", ctypes.c_int32), ("block_rows", ctypes.c_int32),
                 ("block_cols", ctypes.c_int32), ("transpose", ctypes.c_int32),
@@ -72,7 +108,7 @@ class QuantArgs(ctypes.Structure):
                 ("group_stride_scale_t", ctypes.c_int64)]
 
 
-class GroupedGemmDesc(ctypes.Structure):
+class GroupedGemmDesc(_Desc):
     _fields_ = [("struct_size", ctypes.c_int32), ("grouping", ctypes.c_int32),
                 ("groups", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64),
                 ("m_max", ctypes.c_int64), ("a_type", ctypes.c_int32),
@@ -93,7 +129,7 @@ class GroupedGemmArgs(ctypes.Structure):
                 ("ldsb", ctypes.c_int64)]
 
 
-class GroupedQuantDesc(ctypes.Structure):
+class GroupedQuantDesc(_Desc):
     _fields_ = [("struct_size", ctypes.c_int32), ("in_dtype", ctypes.c_int32),
                 ("out_type", ctypes.c_int32), ("cols", ctypes.c_int64),
                 ("groups", ctypes.c_int64), ("debug", ctypes.c_int32)]
@@ -304,6 +340,7 @@ class GemmKernel:
               self._L)
 
     def workspace_size(self, m):
+        m = _checked_int("m", m)
         if self._L.bs_abi == 1:
             return self._L.bs_gemm_workspace_size(self.handle, m)
         n = ctypes.c_size_t()
@@ -449,6 +486,7 @@ def scale_geometry(desc, rows, ld_scale=0):
     """The scales a cast of `rows` rows writes: (rows, cols, stride_row,
     stride_col, alloc_elements) of the logical scale tensor."""
     out = (ctypes.c_int64 * 5)()
+    rows, ld_scale = _checked_int("rows", rows), _checked_int("ld_scale", ld_scale)
     check(lib().bs_quant_scale_geometry(ctypes.byref(desc), rows, ld_scale, out))
     return tuple(out)
 
@@ -458,7 +496,9 @@ def recipe_scale_geometry(block, rows, cols, ld=0):
     cols) tensor quantized in `block` = (block_rows, block_cols) blocks:
     (scale rows, scale cols, stride_row, stride_col, alloc_elements)."""
     out = (ctypes.c_int64 * 5)()
-    check(lib().bs_scale_geometry(block[0], block[1], rows, cols, ld, out))
+    br, bc = (_checked_int(f"block[{i}]", b, ctypes.c_int32) for i, b in enumerate(block))
+    rows, cols, ld = (_checked_int(w, v) for w, v in (("rows", rows), ("cols", cols), ("ld", ld)))
+    check(lib().bs_scale_geometry(br, bc, rows, cols, ld, out))
     return tuple(out)
 
 

@@ -28,3 +28,25 @@ for cls, init in ((capi.GemmDesc, L.bs_gemm_desc_init), (capi.GemmArgs, L.bs_gem
     init(ctypes.byref(obj))
     assert obj.struct_size == ctypes.sizeof(cls), (cls.__name__, obj.struct_size, ctypes.sizeof(cls))
 print("struct sizes ok")
+
+# Values a C field or argument would wrap (ctypes truncates silently) or cut
+# (a NUL in a string) are refused with the field named.
+def refused(what, fn):
+    try:
+        fn()
+    except (ValueError, TypeError) as e:
+        print(f"refused {what}: {type(e).__name__}: {e}")
+        return
+    raise SystemExit(f"accepted {what}")
+
+
+refused("m", lambda: capi.gemm_desc(m=2**64 + 512, n=2112, k=7168))
+refused("num_sms", lambda: capi.gemm_desc(n=2112, k=7168, num_sms=2**32 + 132))
+refused("accumulate", lambda: capi.gemm_desc(n=2112, k=7168, accumulate=2**32))
+refused("block", lambda: capi.quant_desc(block=(2**32 + 1, 128)))
+refused("groups", lambda: capi.grouped_desc(groups=2**64 + 8, n=128, k=128))
+refused("float", lambda: capi.gemm_desc(n=2112.0, k=7168))
+refused("nul", lambda: capi.gemm_desc(n=2112, k=7168, force_tile="bm=128\0,bn=64"))
+refused("rows", lambda: capi.scale_geometry(capi.quant_desc(cols=256), 2**63))
+refused("workspace m", lambda: capi.GemmKernel(capi.gemm_desc(n=2112, k=7168)).workspace_size(2**64 + 5))
+print("in range", capi.gemm_desc(m=2**63 - 1, n=2112, k=7168).m, capi.quant_desc(groups=-1).groups)

@@ -380,6 +380,20 @@ func.func @matmul_splits(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
 
 // -----
 
+// A hand-written tile whose ring does not fit sm_90's shared memory (NVRTC
+// would reject the kernel with a static_assert and no location).
+func.func @matmul_tile_smem(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
+                            %b: tensor<256x576xf8E4M3FN>, %bs: tensor<2x5xf32>) {
+  // expected-error @+1 {{expected a tile whose 8-stage ring and output staging fit in 232448 bytes of shared memory (sm_90) but bm=128,bn=192 with bf16 output needs 382096; use fewer stages (at most 4) or a smaller tile}}
+  %c = blockscale.matmul %a[%as], %b[%bs] {form = #blockscale.form<fwd>,
+         a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>,
+         tile = #blockscale.tile<bm = 128, bn = 192, bk = 128, stages = 8, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
+      : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>, tensor<256x576xf8E4M3FN>, tensor<2x5xf32> -> tensor<128x576xbf16>
+  return
+}
+
+// -----
+
 func.func @matmul_not_fp8(%a: tensor<128x256xbf16>, %as: tensor<128x2xf32>,
                           %b: tensor<256x512xf8E4M3FN>, %bs: tensor<2x4xf32>) {
   // expected-error @+1 {{operand #0 must be 2D tensor of f8E4M3FN type or f8E5M2 type values, but got 'tensor<128x256xbf16>'}}

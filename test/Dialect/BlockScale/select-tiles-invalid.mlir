@@ -36,12 +36,14 @@ func.func @f32_out(%a: tensor<128x256xf8E4M3FN>, %as: tensor<128x2xf32>,
 // RUN: not blockscale-opt %s --blockscale-select-tiles="m-hint=-1" 2>&1 | FileCheck %s --check-prefix=MHINTNEG
 // RUN: not blockscale-opt %s --blockscale-select-tiles="smem-bytes=0" 2>&1 | FileCheck %s --check-prefix=SMEM0
 // RUN: not blockscale-opt %s --blockscale-select-tiles="smem-bytes=1000" 2>&1 | FileCheck %s --check-prefix=SMEMSMALL
+// RUN: not blockscale-opt %s --blockscale-select-tiles="smem-bytes=232449" 2>&1 | FileCheck %s --check-prefix=SMEMBIG
 // RUN: not blockscale-opt %s --blockscale-jit-pipeline="num-sms=0" 2>&1 | FileCheck %s --check-prefix=SMS0
 // SMS0: select-tiles-invalid.mlir:0:0: error: expected blockscale-select-tiles option num-sms in [1, 65536] but got 0; pass the target GPU's SM count (132 on H100/H200 SXM)
 // SMSNEG: error: expected blockscale-select-tiles option num-sms in [1, 65536] but got -5
 // SMSWRAP: error: expected blockscale-select-tiles option num-sms in [1, 65536] but got 4294967428
 // MHINTNEG: error: expected blockscale-select-tiles option m-hint in [0, 2147483647] (0: none) but got -1; pass the M a dynamic-M GEMM is planned for (e.g. 4096)
-// SMEM0: error: expected blockscale-select-tiles option smem-bytes in [1, 16777216] but got 0
+// SMEM0: error: expected blockscale-select-tiles option smem-bytes in [1, 232448] but got 0
+// SMEMBIG: error: expected blockscale-select-tiles option smem-bytes in [1, 232448] but got 232449
 // SMEMSMALL: error: 'blockscale.matmul' op expected some tile whose two-stage ring and bf16 output staging fit in smem-bytes = 1000 bytes of shared memory but none does; the smallest (bm=64,bn=16) needs {{[0-9]+}}
 
 // One SM and a forced CTA pair: no cluster fits (the model divided by zero).

@@ -164,8 +164,9 @@ func.func @offsets_extra(%x: tensor<256x512xbf16>) -> tensor<256x512xbf16> {
 
 // -----
 
-// Uneven user offsets on the operands of a matmul: shard-partition cannot
-// reshard to them and leaves the operands unmapped (the partition used to
+// Uneven user offsets on the operands of a matmul, which sharding-propagation
+// reshards to the even split the matmul asks for: shard-partition cannot
+// lower that and would leave the operands unmapped (the partition used to
 // dereference them).
 shard.grid @g(shape = 2)
 func.func @uneven_user_offsets(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8xf32>,
@@ -174,11 +175,14 @@ func.func @uneven_user_offsets(%a: tensor<256x1024xf8E4M3FN>, %as: tensor<256x8x
   %s_as = shard.sharding @g split_axes = [[], [0]] sharded_dims_offsets = [0, 3, 8] : !shard.sharding
   %s_b = shard.sharding @g split_axes = [[0]] sharded_dims_offsets = [0, 384, 1024] : !shard.sharding
   %s_bs = shard.sharding @g split_axes = [[0]] sharded_dims_offsets = [0, 3, 8] : !shard.sharding
+  // expected-error @+1 {{expected a resharding between shardings without sharded_dims_offsets (shard-partition lowers none) but got split_axes [[], [0]] -> [[], [0]], sharded_dims_offsets [0, 384, 1024] -> []}}
   %a0 = shard.shard %a to %s_a annotate_for_users : tensor<256x1024xf8E4M3FN>
+  // expected-error @+1 {{sharded_dims_offsets [0, 3, 8] -> []}}
   %as0 = shard.shard %as to %s_as annotate_for_users : tensor<256x8xf32>
+  // expected-error @+1 {{split_axes [[0]] -> [[0]], sharded_dims_offsets [0, 384, 1024] -> []}}
   %b0 = shard.shard %b to %s_b annotate_for_users : tensor<1024x512xf8E4M3FN>
+  // expected-error @+1 {{split_axes [[0]] -> [[0]], sharded_dims_offsets [0, 3, 8] -> []}}
   %bs0 = shard.shard %bs to %s_bs annotate_for_users : tensor<8x4xf32>
-  // expected-error @+1 {{expected shard-partition to give all 4 operands their local values but some are missing}}
   %c = blockscale.matmul %a0[%as0], %b0[%bs0] {form = #blockscale.form<fwd>,
          a_recipe = #blockscale.recipe<blk_1x128>, b_recipe = #blockscale.recipe<blk_128x128>}
       : tensor<256x1024xf8E4M3FN>, tensor<256x8xf32>, tensor<1024x512xf8E4M3FN>, tensor<8x4xf32> -> tensor<256x512xbf16>

@@ -8,6 +8,7 @@
 
 #include "blockscale/Dialect/BlockScale/IR/BlockScale.h"
 
+#include "blockscale/Target/Cuda/Kernels/params.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -317,6 +318,28 @@ LogicalResult MatmulOp::verify() {
                              << " (K-blocks of 128) but got "
                              << tile.getSplits();
     }
+    // The kernel's ring, staging and scales in the opt-in shared memory of
+    // sm_90 (what gemm_config.cuh static_asserts at NVRTC time, without a
+    // location). The attribute's verifier bounds every size here.
+    int outBytes = getC().getType().getElementType().isF32() ? 4 : 2;
+    bool wgrad = getForm() == GemmForm::wgrad;
+    int smem = bs::gemmSmemBytes(int(tile.getBm()), int(tile.getBn()),
+                                 int(tile.getStages()), outBytes, wgrad,
+                                 int(tile.getKsplit()));
+    if (smem > bs::kMaxDynamicSmemBytes)
+      return emitOpError() << "expected a tile whose " << tile.getStages()
+                           << "-stage ring and output staging fit in "
+                           << bs::kMaxDynamicSmemBytes
+                           << " bytes of shared memory (sm_90) but bm="
+                           << tile.getBm() << ",bn=" << tile.getBn() << " with "
+                           << (outBytes == 4 ? "f32" : "bf16")
+                           << " output needs " << smem
+                           << "; use fewer stages (at most "
+                           << bs::gemmMaxStages(int(tile.getBm()),
+                                                int(tile.getBn()), outBytes,
+                                                wgrad, bs::kMaxDynamicSmemBytes,
+                                                int(tile.getKsplit()))
+                           << ") or a smaller tile";
   }
   return success();
 }

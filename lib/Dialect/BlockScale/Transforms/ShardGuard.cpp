@@ -71,6 +71,119 @@ static LogicalResult checkShardingOp(shard::ShardingOp so, shard::GridOp grid) {
   return success();
 }
 
+/// Split axes per tensor dimension, trailing unsplit dimensions dropped
+/// (shardings that differ only there are equal).
+using SplitAxes = SmallVector<SmallVector<shard::GridAxis>>;
+static SplitAxes splitAxesOf(shard::ShardingOp so) {
+  SplitAxes axes;
+  for (shard::GridAxesAttr a : so.getSplitAxes().getAxes())
+    axes.emplace_back(a.asArrayRef());
+  while (!axes.empty() && axes.back().empty())
+    axes.pop_back();
+  return axes;
+}
+static std::string splitAxesToString(const SplitAxes &axes) {
+  if (axes.empty())
+    return "[[]]";
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(axes, os, [&](ArrayRef<shard::GridAxis> a) {
+    os << "[";
+    llvm::interleaveComma(a, os);
+    os << "]";
+  });
+  os << "]";
+  return s;
+}
+
+/// The split axes that shard-partition turns `src` into when a shard.shard
+/// reshards it to `dst`. Upstream lowers one step and no more: the first of
+/// (1) the last axis of a dimension moved to the end of another's, (2) one
+/// axis appended to a dimension's, (3) a dimension's last axis removed, that
+/// its loose matching finds, whatever the other dimensions do; none found,
+/// it maps nothing and the partitioned IR gets a null value. Callers compare
+/// the result with `dst`.
+static std::optional<SplitAxes> upstreamReshardStep(SplitAxes src,
+                                                    const SplitAxes &dst) {
+  auto at = [](const SplitAxes &a, size_t d) {
+    return d < a.size() ? ArrayRef<shard::GridAxis>(a[d])
+                        : ArrayRef<shard::GridAxis>();
+  };
+  auto grow = [](SplitAxes &a, size_t d) {
+    if (a.size() <= d)
+      a.resize(d + 1);
+  };
+  for (size_t i = 0; i < src.size(); ++i)
+    for (size_t j = 0; j < dst.size(); ++j) {
+      ArrayRef<shard::GridAxis> s = at(src, i), t = at(dst, j);
+      if (i == j || s.empty() || t.empty() || s.back() != t.back() ||
+          s.drop_back() != t.drop_back())
+        continue;
+      shard::GridAxis g = s.back();
+      src[i].pop_back();
+      grow(src, j);
+      src[j].push_back(g);
+      return src;
+    }
+  for (size_t d = 0; d < dst.size(); ++d) {
+    ArrayRef<shard::GridAxis> s = at(src, d), t = at(dst, d);
+    if (t.size() != s.size() + 1 || t.drop_back() != s)
+      continue;
+    grow(src, d);
+    src[d].push_back(t.back());
+    return src;
+  }
+  for (size_t d = 0; d < src.size(); ++d) {
+    ArrayRef<shard::GridAxis> s = at(src, d), t = at(dst, d);
+    if (s.size() != t.size() + 1 || s.drop_back() != t)
+      continue;
+    src[d].pop_back();
+    return src;
+  }
+  return std::nullopt;
+}
+
+/// A shard.shard of a shard.shard's result: a resharding, which
+/// shard-partition lowers only in the single steps of upstreamReshardStep.
+static LogicalResult checkReshard(shard::ShardOp sh, shard::ShardOp srcSh) {
+  auto so = sh.getSharding().getDefiningOp<shard::ShardingOp>();
+  auto srcSo = srcSh.getSharding().getDefiningOp<shard::ShardingOp>();
+  if (!so || !srcSo)
+    return success(); // (checkShardOp reports these)
+  SplitAxes from = splitAxesOf(srcSo), to = splitAxesOf(so);
+  bool sameOffsets =
+      srcSo.getStaticShardedDimsOffsets() == so.getStaticShardedDimsOffsets();
+  if (from == to && sameOffsets)
+    return success();
+  if (from.empty() && to.empty())
+    return success(); // both replicated: nothing moves
+  if (!srcSo.getStaticShardedDimsOffsets().empty() ||
+      !so.getStaticShardedDimsOffsets().empty())
+    return sh.emitOpError()
+           << "expected a resharding between shardings without "
+              "sharded_dims_offsets (shard-partition lowers none) but got "
+              "split_axes "
+           << splitAxesToString(from) << " -> " << splitAxesToString(to)
+           << ", sharded_dims_offsets "
+           << listToString(srcSo.getStaticShardedDimsOffsets()) << " -> "
+           << listToString(so.getStaticShardedDimsOffsets())
+           << "; give the value its uneven sharding where it is defined, or "
+              "split it evenly";
+  std::optional<SplitAxes> step = upstreamReshardStep(from, to);
+  while (step && !step->empty() && step->back().empty())
+    step->pop_back();
+  if (step && *step == to)
+    return success();
+  return sh.emitOpError()
+         << "expected a resharding of one grid axis (appended to a "
+            "dimension's split axes, removed from their end, or moved from "
+            "the end of one dimension's to the end of another's: what "
+            "shard-partition lowers) but got split_axes "
+         << splitAxesToString(from) << " -> " << splitAxesToString(to)
+         << "; reshard through intermediate shard.shard ops, one grid axis "
+            "at a time";
+}
+
 /// A shard.shard: its sharding against its tensor.
 static LogicalResult checkShardOp(shard::ShardOp sh, bool beforePartition,
                                   SymbolTableCollection &symbols) {
@@ -184,6 +297,9 @@ LogicalResult mlir::blockscale::checkShardings(ModuleOp module,
     return failure();
   module.walk([&](shard::ShardOp sh) {
     failedAny |= failed(checkShardOp(sh, beforePartition, symbols));
+    if (auto srcSh = sh.getSrc().getDefiningOp<shard::ShardOp>();
+        srcSh && beforePartition)
+      failedAny |= failed(checkReshard(sh, srcSh));
   });
   if (failedAny || !beforePartition)
     return failure(failedAny);

@@ -169,12 +169,17 @@ def BlockScaleCheckShardings
       exactly once, by a `shard.shard`; a tensor operand of another op that
       is not a `shard.shard` result (shard-partition dereferences the
       missing annotation: a program partitioned without propagation, or
-      one propagation left partly annotated).
+      one propagation left partly annotated); a resharding (a `shard.shard`
+      of a `shard.shard`) that is not the one step shard-partition lowers:
+      one grid axis appended to a dimension's split axes, removed from their
+      end, or moved between two dimensions' ends, without
+      `sharded_dims_offsets` (upstream maps nothing, or lowers a different
+      resharding, otherwise).
   }];
   let options = [
     Option<"beforePartition", "before-partition", "bool", /*default=*/"false",
-           "Also check what shard-partition assumes: even splits and a fully "
-           "annotated program">
+           "Also check what shard-partition assumes: even splits, a fully "
+           "annotated program and one-step reshardings">
   ];
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }

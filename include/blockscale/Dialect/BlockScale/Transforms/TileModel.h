@@ -71,7 +71,10 @@ bool isValidTile(int bm, int bn);
 constexpr int64_t kMaxGemmDim = 2147483647;    // 2^31 - 1
 constexpr int64_t kMaxTileCount = 2147483647;  // tiles x splits of a launch
 constexpr int kMaxSMs = 65536;                 // DeviceModel::numSMs
-constexpr int kMaxSmemBytes = 16 << 20;        // DeviceModel::smemBytes
+// DeviceModel::smemBytes: sm_90's opt-in maximum per block, which the kernel
+// templates static_assert (gemm_config.cuh); a model of a larger one would
+// choose tiles NVRTC then rejects.
+constexpr int kMaxSmemBytes = bs::kMaxDynamicSmemBytes;
 
 /// Checks the preconditions of estimateSeconds / rankTiles / selectTile:
 /// 1 <= M, N, K <= kMaxGemmDim, the operand and output byte counts fit in
