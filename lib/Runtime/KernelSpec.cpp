@@ -79,10 +79,15 @@ int blockscale::stageAlignedKBlocks(const GemmKernelSpec &s, int64_t k,
   // its per-tile start (the B-scale stash and the consumers' meeting) weighs
   // twice as much. Same process (H100, bench/ab.py, 128 x 192 tiles, single
   // CTAs and pairs): 24 and more K-blocks ran 0.98-1.07x the run-time K
-  // loop, 16 ran 0.92-1.00x. The other one-wave tiles the template takes
-  // (bn = 144 or 160, bm = 64, 128 x 128 pairs) are not measured and keep
-  // the run-time loop.
-  if (s.bm <= 128 && (s.bm != 128 || s.bn != 192 || kb < 24))
+  // loop, 16 ran 0.92-1.00x. From 24 K-blocks, single 128 x 144 and
+  // 64 x 192 CTAs ran 1.02-1.24x (H200, the planner's choices at
+  // 64x24576x3072, 16x24576x16384, 768x3072x3072, 4096x576x16384). The
+  // one-wave tiles not measured (bn = 160, bm = 64 with bn = 144, pairs
+  // other than 128 x 192) keep the run-time loop.
+  const bool measured = (s.bm == 128 && s.bn == 192) ||
+                        (s.cluster == 1 && ((s.bm == 128 && s.bn == 144) ||
+                                            (s.bm == 64 && s.bn == 192)));
+  if (s.bm <= 128 && (!measured || kb < 24))
     return 0;
   if (bs::gemmSmemBytes(s.bm, s.bn, s.stages, dtypeBytes(s.out), false, 1,
                         int(kb)) > bs::kMaxDynamicSmemBytes)
