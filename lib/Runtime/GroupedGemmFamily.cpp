@@ -150,9 +150,17 @@ GroupedGemmFamily::specFor(Fp8Type a, Fp8Type b, DType out, int bm, int bn,
         bm, bn));
   const int maxStages = bs::gemmMaxStages(bm, bn, dtypeBytes(out), kGrouped,
                                           bs::kMaxDynamicSmemBytes);
-  if (stages < 1 || stages > maxStages)
+  // A ring of one stage would serialize every load with the math; the
+  // dialect's tile attribute and the dense planner ask for two at least.
+  if (maxStages < 2)
     return invalidArgument(llvm::formatv(
-        "grouped GEMM: expected 1 <= stages <= {0} for bm = {1}, bn = {2} "
+        "grouped GEMM: expected a tile whose two-stage ring fits in {0} bytes "
+        "of shared memory but bm = {1}, bn = {2} with {3} output fits {4} "
+        "stage(s); force a smaller bm or bn",
+        bs::kMaxDynamicSmemBytes, bm, bn, toString(out), maxStages));
+  if (stages < 2 || stages > maxStages)
+    return invalidArgument(llvm::formatv(
+        "grouped GEMM: expected 2 <= stages <= {0} for bm = {1}, bn = {2} "
         "(shared memory) but got stages = {3}",
         maxStages, bm, bn, stages));
   if (cluster != 1 && (cluster != 2 || kGrouped || bm == 64))
@@ -324,8 +332,8 @@ llvm::Expected<KernelSpec> GroupedGemmFamily::plan(const Desc &d) {
   // a tile the kernel has (a forced bm or bn of any int would overflow the
   // shared-memory sizes); specFor reports any other tile.
   if (stages == 0 && bs::gemmTileImplemented(bm, bn))
-    stages = std::max(1, bs::gemmMaxStages(bm, bn, dtypeBytes(d.out), kg,
-                                           bs::kMaxDynamicSmemBytes));
+    stages = bs::gemmMaxStages(bm, bn, dtypeBytes(d.out), kg,
+                               bs::kMaxDynamicSmemBytes);
   return specFor(d.a, d.b, d.out, bm, bn, stages, d.debug, kg, d.accumulate,
                  kg ? 0 : d.k, cluster);
 }

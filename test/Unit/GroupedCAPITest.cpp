@@ -154,7 +154,7 @@ TEST(GroupedCAPI, BadDescriptionsNameTheFix) {
   EXPECT_TRUE(has(e, "expected bm in {64, 128, 256}")) << e;
   d.force_tile = "bm=128,stages=40";
   e = rejected(d);
-  EXPECT_TRUE(has(e, "expected 1 <= stages <= 5")) << e;
+  EXPECT_TRUE(has(e, "expected 2 <= stages <= 5")) << e;
   d.force_tile = "splits=2";
   e = rejected(d);
   EXPECT_TRUE(has(e, "expected forceTile as bm=<int>,bn=<int>,stages=<int>")) << e;
@@ -401,7 +401,17 @@ TEST(KGroupedCAPI, BadDescriptionsNameTheFix) {
   d = validKDesc();
   d.force_tile = "bm=128,bn=128,stages=9";
   e = rejected(d);
-  EXPECT_TRUE(has(e, "expected 1 <= stages <= 4")) << e;
+  EXPECT_TRUE(has(e, "expected 2 <= stages <= 4")) << e;
+
+  // f32 256 x 128 tiles leave room for one stage: refused, as the dialect's
+  // tile attribute refuses a one-stage ring.
+  d = validKDesc();
+  d.force_tile = "bm=256,bn=128";
+  e = rejected(d);
+  EXPECT_TRUE(has(e, "expected a tile whose two-stage ring fits in 232448 "
+                     "bytes of shared memory but bm = 256, bn = 128 with f32 "
+                     "output fits 1 stage(s)"))
+      << e;
 }
 
 TEST(KGroupedCAPI, BadArgumentsNameTheFix) {

@@ -238,7 +238,7 @@ TEST(KernelCompile, KGroupedGemmsAndGroupedCastsCompileWithoutSpills) {
        {KCase{DType::F32, false, ""}, KCase{DType::F32, true, ""},
         KCase{DType::BF16, false, ""}, KCase{DType::BF16, false, "bn=192"},
         KCase{DType::F32, true, "bm=64,bn=128"},
-        KCase{DType::F32, false, "bm=256,bn=128"},
+        KCase{DType::BF16, false, "bm=256,bn=128"},
         KCase{DType::BF16, false, "bm=128,bn=64"}}) {
     GroupedGemmDesc d;
     d.grouping = Grouping::KContiguous;

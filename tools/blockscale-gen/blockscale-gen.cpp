@@ -595,6 +595,11 @@ static int emitPlan(const Plan &plan, llvm::StringRef emit,
                     llvm::raw_ostream &os, llvm::StringRef extra = "") {
   if (emit == "cuda")
     os << plan.source;
+  else if (emit == "mlir" && plan.ir.empty())
+    return fail("--emit mlir: " + plan.spec.name +
+                " is planned without a module (the batched and grouped "
+                "kernels have no blockscale op form here); use cuda, spec, "
+                "ptx or cubin");
   else if (emit == "mlir")
     os << plan.ir;
   else if (emit == "spec")
@@ -682,6 +687,51 @@ int main(int argc, char **argv) {
   auto debug = parseDebug(optDebug);
   if (!debug)
     return fail(withContext(debug.takeError(), "--debug: "));
+
+  // A flag the chosen --op does not read is an error, not silently dropped.
+  auto unread = [&](std::initializer_list<const cl::Option *> opts,
+                    llvm::StringRef op) -> std::optional<int> {
+    for (const cl::Option *o : opts)
+      if (o->getNumOccurrences())
+        return fail("--" + o->ArgStr + " is not an option of " + op +
+                    "; see --help for the options each --op reads");
+    return std::nullopt;
+  };
+  if (opKind == "quantize") {
+    if (auto rc = unread({&optM, &optN, &optK, &optForm, &optOut,
+                          &optAccumulate, &optForce, &optSMs, &optGrouping},
+                         "--op quantize (the shape is --rows/--cols)"))
+      return *rc;
+  } else if (opKind == "grouped") {
+    if (auto rc = unread({&optForm, &optRows, &optCols, &optRecipe,
+                          &optTranspose, &optColMajor, &optDual, &optInType},
+                         "--op grouped"))
+      return *rc;
+    if (optAccumulate.getNumOccurrences() && optGrouping != "k")
+      return fail("--accumulate is an option of --op grouped --grouping k "
+                  "(the weight gradient's C +=) only, but got --grouping " +
+                  optGrouping);
+    // (Masked buffers' rows and K go to the description's own checks.)
+    if (optGrouping == "contiguous" && optM.getNumOccurrences() && optM < 1)
+      return fail(llvm::formatv("--op grouped --grouping contiguous expects "
+                                "--m >= 1 (the typical rows per group) but "
+                                "got {0}",
+                                int64_t(optM)));
+    if (optGrouping == "k" && optK.getNumOccurrences() && optK < 1)
+      return fail(llvm::formatv("--op grouped --grouping k expects --k >= 1 "
+                                "(the typical tokens per group) but got {0}",
+                                int64_t(optK)));
+    if (optSMs < 0 || optSMs > 65536)
+      return fail(llvm::formatv("--num-sms expects 0 (the GPU's) to 65536 "
+                                "but got {0}",
+                                int(optSMs)));
+  } else if (opKind == "gemm" || opKind.getNumOccurrences() == 0) {
+    if (auto rc =
+            unread({&optRows, &optCols, &optRecipe, &optTranspose, &optColMajor,
+                    &optDual, &optInType, &optGrouping, &optGroups},
+                   "--op gemm"))
+      return *rc;
+  }
 
   if (!inputFile.empty()) {
     if (optRun)

@@ -34,7 +34,7 @@ func.func @cluster(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf32>,
 func.func @stages(%a: tensor<?x7168xf8E4M3FN>, %as: tensor<?x56xf32>,
                   %b: tensor<8x7168x4096xf8E4M3FN>, %bs: tensor<8x56x32xf32>,
                   %offs: tensor<8xi32>) -> tensor<?x4096xbf16> {
-  // expected-error @+1 {{grouped GEMM: expected 1 <= stages <= 5 for bm = 128, bn = 128 (shared memory) but got stages = 9}}
+  // expected-error @+1 {{grouped GEMM: expected 2 <= stages <= 5 for bm = 128, bn = 128 (shared memory) but got stages = 9}}
   %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%offs : tensor<8xi32>)
          {grouping = #blockscale.grouping<m_contiguous>,
           tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 9, cluster = 1,

@@ -18,7 +18,7 @@ func.func @no_tile(%a: tensor<4096x?xf8E4M3FN>, %as: tensor<4096x?xf32>,
 func.func @deep_ring(%a: tensor<4096x?xf8E4M3FN>, %as: tensor<4096x?xf32>,
                      %b: tensor<7168x?xf8E4M3FN>, %bs: tensor<7168x?xf32>,
                      %offs: tensor<8xi32>) -> tensor<8x4096x7168xf32> {
-  // expected-error @+1 {{grouped GEMM: expected 1 <= stages <= 4 for bm = 128, bn = 128 (shared memory) but got stages = 9}}
+  // expected-error @+1 {{grouped GEMM: expected 2 <= stages <= 4 for bm = 128, bn = 128 (shared memory) but got stages = 9}}
   %c = blockscale.grouped_matmul_k %a[%as], %b[%bs] offsets(%offs : tensor<8xi32>)
       {tile = #blockscale.tile<bm = 128, bn = 128, bk = 128, stages = 9, cluster = 1, swizzle = 128, splits = 1, raster = 8>}
       : tensor<4096x?xf8E4M3FN>, tensor<4096x?xf32>, tensor<7168x?xf8E4M3FN>, tensor<7168x?xf32> -> tensor<8x4096x7168xf32>

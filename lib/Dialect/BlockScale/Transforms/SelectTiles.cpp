@@ -283,9 +283,9 @@ struct SelectTilesPass
         bs::gemmMaxStages(c.bm, c.bn, outBytes, kGrouped, int(dev.smemBytes));
     if (c.stages == 0)
       c.stages = maxStages;
-    if (c.stages < 1 || c.stages > maxStages)
+    if (c.stages < 2 || c.stages > maxStages)
       return op->emitOpError()
-             << "expected 1 <= stages <= " << maxStages << " for bm=" << c.bm
+             << "expected 2 <= stages <= " << maxStages << " for bm=" << c.bm
              << ",bn=" << c.bn << " in smem-bytes = " << dev.smemBytes
              << " but got stages=" << c.stages;
     auto attr = TileConfigAttr::getChecked(
