@@ -12,6 +12,7 @@
 #include "blockscale/Target/Cuda/Kernels/params.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
@@ -129,6 +130,29 @@ llvm::Error GroupedGemmDesc::validate() const {
         "16-byte FP8 rows) but got K = {0}; pad K to {1} with zeros",
         k, (k + 15) / 16 * 16));
   const int outBytes = dtypeBytes(out);
+  // The output of a masked or k-grouped launch is known here: its bytes in
+  // int64, and its work units in the kernel's 32-bit ints even in the
+  // largest tiles (256 x 128 or 128 x 192), as the dense GEMMs check.
+  if (grouping != Grouping::Contiguous) {
+    const int64_t perGroup = kg ? m : mMax, rows = groups * perGroup;
+    std::optional<int64_t> bytes = llvm::checkedMul<int64_t>(rows, n);
+    if (bytes)
+      bytes = llvm::checkedMul<int64_t>(*bytes, outBytes);
+    if (!bytes)
+      return invalidArgument(llvm::formatv(
+          "GroupedGemmDesc: expected C ({0} x {1} x {2} {3}) to be at most "
+          "2^63 - 1 bytes; split the groups over several launches",
+          groups, perGroup, n, toString(out)));
+    const int64_t fewest =
+        groups * std::min(ceilDiv(perGroup, 256) * ceilDiv(n, 128),
+                          ceilDiv(perGroup, 128) * ceilDiv(n, 192));
+    if (fewest >= (int64_t(1) << 31))
+      return invalidArgument(llvm::formatv(
+          "GroupedGemmDesc: expected at most 2^31 - 1 output tiles but {0} "
+          "groups of {1} x {2} make {3} even in the largest tiles; split the "
+          "groups over several launches",
+          groups, perGroup, n, fewest));
+  }
   if (n * outBytes % 16 != 0)
     return invalidArgument(llvm::formatv(
         "GroupedGemmDesc: expected N * {0} bytes to be a multiple of 16 (TMA "

@@ -11,6 +11,7 @@
 #include "blockscale/Runtime/Runtime.h"
 #include "blockscale/Target/Cuda/Kernels/params.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
@@ -104,6 +105,20 @@ llvm::Error QuantDesc::validate() const {
           "transposed (its results are (G, rows, cols) and (G, cols, rows)) "
           "but got {0}x{1}, transpose = {2}, col_major = {3}",
           blockRows, blockCols, transpose ? 1 : 0, colMajor ? 1 : 0));
+    // The batch is planned without a module, whose verifier would bound a
+    // single matrix's bytes: every byte of the input stack in int64.
+    std::optional<int64_t> bytes = llvm::checkedMul<int64_t>(
+        std::max<int64_t>(groups, 1), std::max<int64_t>(rows, 1));
+    if (bytes)
+      bytes = llvm::checkedMul<int64_t>(*bytes, cols);
+    if (bytes)
+      bytes = llvm::checkedMul<int64_t>(*bytes, dtypeBytes(in));
+    if (!bytes)
+      return invalidArgument(llvm::formatv(
+          "QuantDesc: expected the batched cast's input ({0} x {1} x {2} {3}) "
+          "to be at most 2^63 - 1 bytes but it is not; cast fewer matrices "
+          "at a time",
+          groups, rows, cols, toString(in)));
   }
   if (writesTransposed() && rows > 0 && rows % 16 != 0)
     return invalidArgument(llvm::formatv(
