@@ -261,11 +261,13 @@ def test_masked(G, Mmax, out_dtype, tile=None, N=384):
             assert torch.equal(out2[g, :c], out[g, :c])
 
 
-@pytest.mark.parametrize("tile,N", [("bm=128,bn=192,cluster=2", 384),
-                                    ("bm=256,bn=128,cluster=2", 512)])
-def test_masked_cta_pairs(tile, N):
+@pytest.mark.parametrize("tile,N,out2", [("bm=128,bn=192,cluster=2", 384, torch.float32),
+                                         ("bm=256,bn=128,cluster=2", 512, torch.bfloat16)])
+def test_masked_cta_pairs(tile, N, out2):
+    # (256 x 128 with f32 output leaves shared memory for one stage only, which
+    # the planner refuses.)
     test_masked(5, 192, torch.bfloat16, tile=tile, N=N)
-    test_masked(3, 300, torch.float32, tile=tile, N=N)
+    test_masked(3, 300, out2, tile=tile, N=N)
 
 
 def test_cuda_graph_and_compile():
