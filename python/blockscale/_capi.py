@@ -60,7 +60,7 @@ class _Desc(ctypes.Structure):
         t = dict(type(self)._fields_).get(name)
         if t in _C_INT_RANGES:
             value = _checked_int(f"{type(self).__name__}.{name}", value, t)
-        elif t is ctypes.c_char_p and value is not None and b"\0" in value:
+        elif t is ctypes.c_char_p and isinstance(value, bytes) and b"\0" in value:
             raise ValueError(f"expected {type(self).__name__}.{name} without a NUL byte but "
                              f"got {value!r}")
         super().__setattr__(name, value)

@@ -707,19 +707,20 @@ int main(int argc, char **argv) {
                           &optTranspose, &optColMajor, &optDual, &optInType},
                          "--op grouped"))
       return *rc;
-    if (optAccumulate.getNumOccurrences() && optGrouping != "k")
+    if (optAccumulate && optGrouping != "k")
       return fail("--accumulate is an option of --op grouped --grouping k "
                   "(the weight gradient's C +=) only, but got --grouping " +
                   optGrouping);
     // (Masked buffers' rows and K go to the description's own checks.)
-    if (optGrouping == "contiguous" && optM.getNumOccurrences() && optM < 1)
+    if (optGrouping == "contiguous" && optM < 0)
       return fail(llvm::formatv("--op grouped --grouping contiguous expects "
-                                "--m >= 1 (the typical rows per group) but "
-                                "got {0}",
+                                "--m >= 0 (the typical rows per group; 0: "
+                                "unknown) but got {0}",
                                 int64_t(optM)));
-    if (optGrouping == "k" && optK.getNumOccurrences() && optK < 1)
-      return fail(llvm::formatv("--op grouped --grouping k expects --k >= 1 "
-                                "(the typical tokens per group) but got {0}",
+    if (optGrouping == "k" && optK < 0)
+      return fail(llvm::formatv("--op grouped --grouping k expects --k >= 0 "
+                                "(the typical tokens per group; 0: unknown) "
+                                "but got {0}",
                                 int64_t(optK)));
     if (optSMs < 0 || optSMs > 65536)
       return fail(llvm::formatv("--num-sms expects 0 (the GPU's) to 65536 "
