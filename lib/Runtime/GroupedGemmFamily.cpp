@@ -143,9 +143,7 @@ llvm::Error GroupedGemmDesc::validate() const {
           "GroupedGemmDesc: expected C ({0} x {1} x {2} {3}) to be at most "
           "2^63 - 1 bytes; split the groups over several launches",
           groups, perGroup, n, toString(out)));
-    const int64_t fewest =
-        groups * std::min(ceilDiv(perGroup, 256) * ceilDiv(n, 128),
-                          ceilDiv(perGroup, 128) * ceilDiv(n, 192));
+    const int64_t fewest = groups * bs::gemmFewestTiles(perGroup, n);
     if (fewest >= (int64_t(1) << 31))
       return invalidArgument(llvm::formatv(
           "GroupedGemmDesc: expected at most 2^31 - 1 output tiles but {0} "

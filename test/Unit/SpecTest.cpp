@@ -9,6 +9,16 @@
 
 using namespace blockscale;
 
+// Each spec line is refused when read back.
+static void expectRefused(std::initializer_list<const char *> lines) {
+  for (const char *line : lines) {
+    auto r = KernelSpec::parse(line);
+    EXPECT_FALSE(bool(r)) << line;
+    if (!r)
+      llvm::consumeError(r.takeError());
+  }
+}
+
 TEST(KernelSpec, GemmRoundTrip) {
   KernelSpec s;
   s.gemm.form = GemmForm::Wgrad;
@@ -298,16 +308,11 @@ TEST(KernelSpec, KGroupedAndGroupedCastRoundTrip) {
   // Dense tiles without the stage-aligned loop (the two-accumulator loop,
   // splits summed in a cluster) have no K-specialized form. (The grouped
   // parser's refusal is checked in GroupedPairsRule.)
-  for (const char *line :
-       {"kind=gemm name=x form=fwd a=e4m3 b=e4m3 out=bf16 accumulate=0 "
-        "bm=128 bn=128 stages=5 cluster=1 ksplit=1 kblocks=56",
-        "kind=gemm name=x form=fwd a=e4m3 b=e4m3 out=bf16 accumulate=0 "
-        "bm=128 bn=192 stages=4 cluster=1 ksplit=2 kblocks=56"}) {
-    auto r = KernelSpec::parse(line);
-    EXPECT_FALSE(bool(r)) << line;
-    if (!r)
-      llvm::consumeError(r.takeError());
-  }
+  expectRefused(
+      {"kind=gemm name=x form=fwd a=e4m3 b=e4m3 out=bf16 accumulate=0 "
+       "bm=128 bn=128 stages=5 cluster=1 ksplit=1 kblocks=56",
+       "kind=gemm name=x form=fwd a=e4m3 b=e4m3 out=bf16 accumulate=0 "
+       "bm=128 bn=192 stages=4 cluster=1 ksplit=2 kblocks=56"});
   auto denseAligned = KernelSpec::parse(
       "kind=gemm name=x form=fwd a=e4m3 b=e4m3 out=bf16 accumulate=0 bm=128 "
       "bn=192 stages=4 cluster=1 ksplit=1 kblocks=56");
@@ -571,14 +576,8 @@ TEST(KernelSpec, GroupedPairsRule) {
   EXPECT_EQ(even->gemm.cluster, 2);
 
   // Spec lines the kernel cannot run are refused when read back.
-  for (const char *line :
-       {"kind=grouped name=x a=e4m3 b=e4m3 out=bf16 bm=64 bn=128 stages=4 "
-        "cluster=2",
-        "kind=grouped name=x a=e4m3 b=e4m3 out=bf16 bm=128 bn=128 stages=4 "
-        "kblocks=56"}) {
-    auto r = KernelSpec::parse(line);
-    EXPECT_FALSE(bool(r)) << line;
-    if (!r)
-      llvm::consumeError(r.takeError());
-  }
+  expectRefused({"kind=grouped name=x a=e4m3 b=e4m3 out=bf16 bm=64 bn=128 "
+                 "stages=4 cluster=2",
+                 "kind=grouped name=x a=e4m3 b=e4m3 out=bf16 bm=128 bn=128 "
+                 "stages=4 kblocks=56"});
 }

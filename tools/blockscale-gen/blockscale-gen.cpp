@@ -722,10 +722,10 @@ int main(int argc, char **argv) {
                                 "(the typical tokens per group; 0: unknown) "
                                 "but got {0}",
                                 int64_t(optK)));
-    if (optSMs < 0 || optSMs > 65536)
-      return fail(llvm::formatv("--num-sms expects 0 (the GPU's) to 65536 "
-                                "but got {0}",
-                                int(optSMs)));
+    if (optSMs < 0 || optSMs > blockscale::kMaxSMs)
+      return fail(llvm::formatv("--num-sms expects 0 (the GPU's) to {0} but "
+                                "got {1}",
+                                blockscale::kMaxSMs, int(optSMs)));
   } else if (opKind == "gemm" || opKind.getNumOccurrences() == 0) {
     if (auto rc =
             unread({&optRows, &optCols, &optRecipe, &optTranspose, &optColMajor,

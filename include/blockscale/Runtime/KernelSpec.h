@@ -73,8 +73,9 @@ struct GemmKernelSpec {
 /// forward kernels and the m-grouped ones: forward tiles of one accumulator
 /// per wave (bs::gemmStageAlignable) without splits, where the last round's
 /// empty stages are at most 1/16 of the K-blocks, and the tile's B scales
-/// fit in shared memory; of the one-wave tiles (bm <= 128) only 128 x 192,
-/// from 24 K-blocks.
+/// fit in shared memory; of the one-wave tiles (bm <= 128) only the
+/// measured ones (128 x 192, single 128 x 144 and 64 x 192), from 24
+/// K-blocks.
 int stageAlignedKBlocks(const GemmKernelSpec &s, int64_t k, int64_t splits);
 
 /// Compile-time parameters of a cast kernel, in the input's frame.

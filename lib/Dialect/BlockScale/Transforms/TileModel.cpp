@@ -70,9 +70,7 @@ llvm::Error blockscale::validateProblem(const GemmProblem &p,
         "expected the {0}x{1} output of {2}-byte elements to have at most "
         "2^63 - 1 bytes but it has more; split the GEMM",
         p.m, p.n, p.outBytes));
-  // The largest tiles give the fewest; the kernels number tiles in 32 bits.
-  int64_t fewest = std::min(ceilDiv(p.m, 256) * ceilDiv(p.n, 128),
-                            ceilDiv(p.m, 128) * ceilDiv(p.n, 192));
+  int64_t fewest = bs::gemmFewestTiles(p.m, p.n);
   if (fewest > kMaxTileCount)
     return invalid(llvm::formatv(
         "expected at most 2147483647 (2^31 - 1) output tiles but a {0}x{1} "

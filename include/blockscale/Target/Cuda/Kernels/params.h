@@ -227,6 +227,16 @@ BS_HOST_DEVICE constexpr int gemmSbStashBytes(int bn, int kblocks) {
                      : 0;
 }
 
+// Output tiles of an m x n result in the largest tiles the kernels take
+// (256 x 128, or 128 x 192): the fewest any plan has. The kernels number
+// tiles in 32-bit ints, so the planners refuse outputs where even this
+// count does not fit.
+BS_HOST_DEVICE constexpr long long gemmFewestTiles(long long m, long long n) {
+  const long long tall = (m + 255) / 256 * ((n + 127) / 128);
+  const long long wide = (m + 127) / 128 * ((n + 191) / 192);
+  return tall < wide ? tall : wide;
+}
+
 BS_HOST_DEVICE constexpr int gemmSmemBytes(int bm, int bn, int stages,
                                            int outBytes, bool wgrad,
                                            int ksplit = 1, int kblocks = 0) {
