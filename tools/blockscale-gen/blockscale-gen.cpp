@@ -633,36 +633,22 @@ static int handleMlirInput(llvm::raw_ostream &os, unsigned debug) {
     module->print(os);
     return 0;
   }
-  int rc = 0;
-  module->walk([&](mlir::Operation *op) {
-    mlir::FailureOr<mlir::blockscale::EmittedKernel> k = mlir::failure();
-    if (auto mm = llvm::dyn_cast<mlir::blockscale::MatmulOp>(op))
-      k = mlir::blockscale::emitGemmKernel(mm, debug);
-    else if (auto q = llvm::dyn_cast<mlir::blockscale::QuantizeOp>(op))
-      k = mlir::blockscale::emitQuantizeKernel(q, debug);
-    else if (auto d = llvm::dyn_cast<mlir::blockscale::QuantizeDualOp>(op))
-      k = mlir::blockscale::emitQuantizeDualKernel(d, debug);
-    else if (auto g = llvm::dyn_cast<mlir::blockscale::GroupedMatmulOp>(op))
-      k = mlir::blockscale::emitGroupedGemmKernel(g, debug);
-    else if (auto gk = llvm::dyn_cast<mlir::blockscale::GroupedMatmulKOp>(op))
-      k = mlir::blockscale::emitGroupedGemmKKernel(gk, debug);
-    else if (auto gq =
-                 llvm::dyn_cast<mlir::blockscale::QuantizeGroupedTokensOp>(op))
-      k = mlir::blockscale::emitGroupedQuantizeKernel(gq, debug);
-    else
-      return;
-    if (mlir::failed(k)) {
-      rc = 1;
-      return;
-    }
-    if (emit == "cuda")
-      os << k->source;
-    else if (emit == "spec")
-      os << k->spec.serialize() << "\n";
-    else
-      rc |= emitCompiled(k->source, k->spec.name, emit == "ptx", os);
-  });
-  return rc;
+  return mlir::failed(mlir::blockscale::forEachKernel(
+             *module,
+             [&](const mlir::blockscale::EmittedKernel &k)
+                 -> mlir::LogicalResult {
+               if (emit == "cuda")
+                 os << k.source;
+               else if (emit == "spec")
+                 os << k.spec.serialize() << "\n";
+               else if (emitCompiled(k.source, k.spec.name, emit == "ptx",
+                                     os) != 0)
+                 return mlir::failure();
+               return mlir::success();
+             },
+             debug))
+             ? 1
+             : 0;
 }
 
 int main(int argc, char **argv) {

@@ -480,6 +480,13 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   blockscale::installVersionPrinter();
   cl::ParseCommandLineOptions(argc, argv, "run a sharded blockscale program\n");
+  // A run starts every rank of the grid; --rank only picks the groups that
+  // --plan-only prints, and ignoring it silently would look like a one-rank
+  // run.
+  if (planRank.getNumOccurrences() && !planOnly)
+    return fail("--rank selects the rank whose collective groups --plan-only "
+                "prints, but got it without --plan-only (a run starts every "
+                "rank of the grid): add --plan-only or drop --rank");
   auto buf = llvm::MemoryBuffer::getFile(input);
   if (!buf)
     return fail("cannot read " + input);

@@ -236,33 +236,49 @@ mlir::blockscale::emitGroupedQuantizeKernel(QuantizeGroupedTokensOp op,
   return k;
 }
 
-static LogicalResult
-forEachKernel(ModuleOp module,
-              function_ref<LogicalResult(const EmittedKernel &)> fn) {
+LogicalResult mlir::blockscale::forEachKernel(
+    ModuleOp module, function_ref<LogicalResult(const EmittedKernel &)> fn,
+    unsigned debug) {
   // No kernel for IR that --blockscale-verify-layouts rejects.
   if (failed(verifyKernelLayouts(module)))
     return failure();
+  int kernels = 0;
   WalkResult r = module.walk([&](Operation *op) {
     FailureOr<EmittedKernel> k = failure();
     if (auto mm = dyn_cast<MatmulOp>(op))
-      k = emitGemmKernel(mm);
+      k = emitGemmKernel(mm, debug);
     else if (auto q = dyn_cast<QuantizeOp>(op))
-      k = emitQuantizeKernel(q);
+      k = emitQuantizeKernel(q, debug);
     else if (auto d = dyn_cast<QuantizeDualOp>(op))
-      k = emitQuantizeDualKernel(d);
+      k = emitQuantizeDualKernel(d, debug);
     else if (auto g = dyn_cast<GroupedMatmulOp>(op))
-      k = emitGroupedGemmKernel(g);
+      k = emitGroupedGemmKernel(g, debug);
     else if (auto gk = dyn_cast<GroupedMatmulKOp>(op))
-      k = emitGroupedGemmKKernel(gk);
+      k = emitGroupedGemmKKernel(gk, debug);
     else if (auto gq = dyn_cast<QuantizeGroupedTokensOp>(op))
-      k = emitGroupedQuantizeKernel(gq);
+      k = emitGroupedQuantizeKernel(gq, debug);
     else
       return WalkResult::advance();
+    ++kernels;
     if (failed(k) || failed(fn(*k)))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
-  return failure(r.wasInterrupted());
+  if (r.wasInterrupted())
+    return failure();
+  // An empty result would otherwise look like success (a wrong file, or a
+  // function whose ops were all folded away).
+  if (kernels == 0) {
+    // An implicit module has no location of its own: point at its first op.
+    Location loc = module.getBody()->empty()
+                       ? module.getLoc()
+                       : module.getBody()->front().getLoc();
+    return emitError(loc)
+           << "expected at least one blockscale kernel op (matmul, "
+              "grouped_matmul, grouped_matmul_k, quantize, quantize_dual or "
+              "quantize_grouped_tokens) in the module but got none";
+  }
+  return success();
 }
 
 LogicalResult mlir::blockscale::translateModuleToCuda(ModuleOp module,

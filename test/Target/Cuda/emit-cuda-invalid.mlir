@@ -107,3 +107,11 @@ func.func @m_past_int32(%a: tensor<2147483648x256xf8E4M3FN>, %as: tensor<2147483
       : tensor<2147483648x256xf8E4M3FN>, tensor<2147483648x2xf32>, tensor<256x512xf8E4M3FN>, tensor<2x4xf32> -> tensor<2147483648x512xbf16>
   return %c : tensor<2147483648x512xbf16>
 }
+
+// -----
+
+// Nothing to emit is an error, not an empty output.
+// expected-error @+1 {{expected at least one blockscale kernel op (matmul, grouped_matmul, grouped_matmul_k, quantize, quantize_dual or quantize_grouped_tokens) in the module but got none}}
+func.func @no_kernel(%x: tensor<128x256xbf16>) -> tensor<128x256xbf16> {
+  return %x : tensor<128x256xbf16>
+}

@@ -60,6 +60,16 @@ FailureOr<EmittedKernel> emitGroupedGemmKKernel(GroupedMatmulKOp op,
 FailureOr<EmittedKernel> emitGroupedQuantizeKernel(QuantizeGroupedTokensOp op,
                                                    unsigned debug = 0);
 
+/// Emits every kernel op of `module` in order (matmul, grouped_matmul,
+/// grouped_matmul_k, quantize, quantize_dual, quantize_grouped_tokens) and
+/// hands each to `fn`, after the layout checks of
+/// --blockscale-verify-layouts; fails on the first error, and on a module
+/// with no kernel op. The one walk the translations and blockscale-gen share.
+LogicalResult
+forEachKernel(ModuleOp module,
+              llvm::function_ref<LogicalResult(const EmittedKernel &)> fn,
+              unsigned debug = 0);
+
 /// Every matmul, grouped matmul (m- or k-grouped), quantize, quantize_dual
 /// and quantize_grouped_tokens op of `module`,
 /// in order, one source each, separated by `// ----- kernel <name>` lines.
