@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import ab  # noqa: E402
 import fp8_report  # noqa: E402
 import torchao_anchor  # noqa: E402
+import l2_order_model as l2  # noqa: E402
 import profile_pair  # noqa: E402
 import results_table as rt  # noqa: E402
 
@@ -161,6 +162,29 @@ def test_variants_files_and_patches():
                 p = subprocess.run(["git", "apply", "--check"] + named, cwd=repo,
                                    capture_output=True, text=True)
                 assert p.returncode == 0, f"{v}: {' + '.join(named)} do not apply: {p.stderr}"
+
+
+def test_l2_order_model():
+    """The L2 model: a problem that fits the cache reads each byte once; the
+    column order walks a group of few row units M first, and changes
+    nothing for a group of more row units than the band width; the
+    straddling waves of masked 6 x 1024 read B again in band order."""
+    fits = l2.ratio("masked", 2, 256, 1536, 1024, 128, 192, 2, "band", 25)
+    assert abs(fits - 1.0) < 1e-9, fits
+    assert l2.unit_order(3, 4, "column", 8)[:4] == [(0, 0), (1, 0), (2, 0), (0, 1)]
+    assert l2.unit_order(3, 4, "band", 2)[:4] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert l2.unit_order(9, 4, "column", 8) == l2.unit_order(9, 4, "band", 8)
+    band = l2.ratio("masked", 6, 1024, 4096, 4096, 128, 192, 2, "band", 25)
+    column = l2.ratio("masked", 6, 1024, 4096, 4096, 128, 192, 2, "column", 25)
+    assert band > 1.3 and column < 1.05, (band, column)
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        l2.main(["--case", "masked:2:256:1536:1024:128:192:2", "--l2-mb", "25", "40"])
+    assert out.getvalue().splitlines()[-1] == \
+        "| masked 2 x 256, N 1536, K 1024 | 128 x 192, cluster 2 | 1.00 / 1.00 | 1.00 / 1.00 |", \
+        out.getvalue()
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        raises(l2.main, ["--case", "dense:1:2:3"])
+    assert "expected --case kind:G:rows:N:K:bm:bn:cluster but got 'dense:1:2:3'" in err.getvalue()
 
 
 def test_report():

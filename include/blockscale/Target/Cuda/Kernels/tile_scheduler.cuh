@@ -39,8 +39,9 @@ struct WorkUnit {
 };
 
 // Dense problems: tiles visited in raster groups of `raster` N-tile groups
-// (consecutive units walk M inside a raster group, so the CTAs running at
-// one time cover a compact block of C and share A and B panels in L2); with
+// (inside a raster group consecutive units walk its N-tile groups, then the
+// next row down M, so the CTAs running at one time cover a compact block of
+// C and share A and B panels in L2); with
 // CLUSTER = 2 a unit is a group of two horizontally adjacent tiles, one per
 // CTA of the pair; with split-K each (tile group, split) pair is a unit,
 // and with KSPLIT the splits of one tile are the CTAs of one cluster.
