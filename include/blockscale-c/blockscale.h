@@ -33,8 +33,9 @@ extern "C" {
 
 typedef enum {
   BS_SUCCESS = 0,
-  BS_ERROR_INVALID_ARGUMENT = 1, /* bad description, shape, stride, pointer */
-  BS_ERROR_COMPILE = 2,          /* MLIR pipeline or NVRTC failed */
+  BS_ERROR_INVALID_ARGUMENT = 1, /* bad description (one the planning pipeline
+                                    refuses too), shape, stride, pointer */
+  BS_ERROR_COMPILE = 2,          /* emitting CUDA or NVRTC failed */
   BS_ERROR_NO_DEVICE = 3,        /* no libcuda, no GPU, or not a Hopper GPU */
   BS_ERROR_CUDA = 4,             /* a CUDA driver call failed */
   BS_ERROR_INTERNAL = 5

@@ -231,9 +231,11 @@ planKernel(const typename Family::Desc &desc) {
                            ":\n" + diags.text);
   mlir::PassManager pm(ctx);
   mbs::buildJitPipeline(pm, opts);
+  // The module is the description's: what the pipeline refuses (a forced
+  // tile, an SM count) is a bad argument, not a failed compile.
   if (mlir::failed(pm.run(*module)))
-    return makeError(ErrorCode::Compile,
-                     "the blockscale pipeline failed:\n" + diags.text);
+    return invalidArgument("the blockscale pipeline refused " + Family::name +
+                           " description " + key + ":\n" + diags.text);
   mlir::FailureOr<mbs::EmittedKernel> k = Traits::emit(op, desc.debug);
   if (mlir::failed(k))
     return makeError(ErrorCode::Compile, "emitting CUDA failed:\n" + diags.text);

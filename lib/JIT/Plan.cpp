@@ -46,8 +46,10 @@ struct PlanSession {
   Diagnostics diag{&pc.ctx};
   mlir::OwningOpRef<mlir::ModuleOp> module;
 
-  llvm::Error parse(llvm::StringRef text) {
-    module = mlir::parseSourceString<mlir::ModuleOp>(text, &pc.ctx);
+  /// `name` is the source's name in diagnostics (a file path, or empty).
+  llvm::Error parse(llvm::StringRef text, llvm::StringRef name = "") {
+    module = mlir::parseSourceString<mlir::ModuleOp>(
+        text, mlir::ParserConfig(&pc.ctx), name);
     if (!module)
       return err("cannot parse the program:\n" + diag.text);
     return llvm::Error::success();
@@ -132,9 +134,10 @@ static llvm::Expected<mlir::func::FuncOp> findFunction(mlir::ModuleOp m,
 }
 
 llvm::Expected<std::string> dist::partitionProgram(llvm::StringRef source,
-                                                   bool allowPadding) {
+                                                   bool allowPadding,
+                                                   llvm::StringRef sourceName) {
   PlanSession ps;
-  if (auto e = ps.parse(source))
+  if (auto e = ps.parse(source, sourceName))
     return std::move(e);
   mlir::PassManager pm(&ps.pc.ctx);
   mbs::ShardPipelineOptions opts;
@@ -142,6 +145,19 @@ llvm::Expected<std::string> dist::partitionProgram(llvm::StringRef source,
   mbs::buildShardPipeline(pm, opts);
   if (mlir::failed(pm.run(*ps.module)))
     return err("partitioning failed:\n" + ps.diag.text);
+  // With its locations, so that planning the device program reports the
+  // source's lines, not the lines of this text.
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  ps.module->print(os, mlir::OpPrintingFlags().enableDebugInfo());
+  return out;
+}
+
+llvm::Expected<std::string>
+dist::printWithoutLocations(llvm::StringRef program) {
+  PlanSession ps;
+  if (auto e = ps.parse(program))
+    return std::move(e);
   std::string out;
   llvm::raw_string_ostream os(out);
   ps.module->print(os);
@@ -533,9 +549,10 @@ static std::vector<std::vector<int>> splitsOf(mlir::Value sharding,
 }
 
 llvm::Expected<ProgramShardings>
-dist::describeShardings(llvm::StringRef source, llvm::StringRef funcName) {
+dist::describeShardings(llvm::StringRef source, llvm::StringRef funcName,
+                        llvm::StringRef sourceName) {
   PlanSession ps;
-  if (auto e = ps.parse(source))
+  if (auto e = ps.parse(source, sourceName))
     return std::move(e);
   mlir::ModuleOp m = *ps.module;
   ProgramShardings out;
@@ -607,6 +624,6 @@ dist::describeShardings(llvm::StringRef source, llvm::StringRef funcName) {
   for (mlir::Operation *op : dead)
     op->erase();
   llvm::raw_string_ostream os(out.unsharded);
-  m.print(os);
+  m.print(os, mlir::OpPrintingFlags().enableDebugInfo());
   return out;
 }

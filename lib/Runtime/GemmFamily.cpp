@@ -42,9 +42,10 @@ llvm::Error GemmDesc::validate() const {
     return invalidArgument(llvm::formatv(
         "GemmDesc: expected 0 < mHint < 2^31 for a dynamic M but got {0}",
         mHint));
-  if (numSMs < 0)
+  if (numSMs < 0 || numSMs > bs::kMaxSMs)
     return invalidArgument(llvm::formatv(
-        "GemmDesc: expected numSMs >= 0 (0: the GPU's) but got {0}", numSMs));
+        "GemmDesc: expected 0 <= numSMs <= {0} (0: the GPU's) but got {1}",
+        bs::kMaxSMs, numSMs));
   if (debug & ~unsigned(DebugHang | DebugTimeline))
     return invalidArgument(llvm::formatv(
         "GemmDesc: expected debug flags from DebugHang | DebugTimeline but "
@@ -147,6 +148,13 @@ llvm::Error GemmFamily::launch(CompiledKernel &kernel, const LaunchConfig &launc
   if (m < 0)
     return invalidArgument(
         "launchGemm: M is dynamic for this kernel; set GemmArgs::m");
+  // A kernel planned for one M launches that M only (its tile was chosen
+  // for it); a zero-filled GemmArgs would otherwise launch nothing.
+  if (desc.m >= 0 && a.m >= 0 && a.m != desc.m)
+    return invalidArgument(llvm::formatv(
+        "launchGemm: the kernel was built for M = {0} but got GemmArgs::m = "
+        "{1}; pass -1 (the built M) or build it with m = -1 (M at launch)",
+        desc.m, a.m));
   if (m > kMaxDim)
     return invalidArgument(
         llvm::formatv("launchGemm: expected M < 2^31 but got M = {0}", m));

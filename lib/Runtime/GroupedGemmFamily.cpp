@@ -112,10 +112,11 @@ llvm::Error GroupedGemmDesc::validate() const {
         "GroupedGemmDesc: expected 0 <= mPerGroupHint < 2^31 (0: none) but "
         "got {0}",
         mPerGroupHint));
-  if (numSMs < 0)
+  if (numSMs < 0 || numSMs > bs::kMaxSMs)
     return invalidArgument(llvm::formatv(
-        "GroupedGemmDesc: expected numSMs >= 0 (0: the GPU's) but got {0}",
-        numSMs));
+        "GroupedGemmDesc: expected 0 <= numSMs <= {0} (0: the GPU's) but got "
+        "{1}",
+        bs::kMaxSMs, numSMs));
   if (debug & ~unsigned(DebugHang))
     return invalidArgument(llvm::formatv(
         "GroupedGemmDesc: expected debug flags from DebugHang (timeline "

@@ -9,7 +9,7 @@ repository's ``build/lib``. Before it is loaded, NVRTC is looked up
 only the standard library (no torch).
 """
 import ctypes
-import numbers
+import operator
 import os
 import threading
 
@@ -37,17 +37,36 @@ _C_INT_RANGES = {ctypes.c_int32: (-2**31, 2**31 - 1, "int32"),
 
 def _checked_int(what, value, ctype=ctypes.c_int64):
     """`value` as an integer that `ctype` holds: ctypes would wrap it silently
-    (2**64 + 512 as 512), so a size out of range must fail here."""
+    (2**64 + 512 as 512), so a size out of range must fail here. Only exact
+    integers convert (operator.index: ints, NumPy and 0-d integer tensors,
+    torch's SymInt); a float or Decimal would be truncated."""
     lo, hi, cname = _C_INT_RANGES[ctype]
-    # (torch's SymInt is no numbers.Integral but converts exactly)
-    if (isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)) or \
-            not hasattr(value, "__int__"):
-        raise TypeError(f"expected an integer for {what} but got {value!r}")
-    value = int(value)
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"expected an integer for {what} but got {value!r}") from None
     if not lo <= value <= hi:
         raise ValueError(f"expected {what} in [{lo}, {hi}] (an {cname}) but got "
                          f"{value}")
     return value
+
+
+def _pick(table, what, value):
+    """table[value], or a ValueError that lists the names `what` takes."""
+    try:
+        return table[value]
+    except (KeyError, TypeError):
+        raise ValueError(f"expected {what} from {', '.join(map(repr, table))} but got "
+                         f"{value!r}") from None
+
+
+def _cstr(what, value):
+    """A str or bytes option as the bytes of a C string (None: not set)."""
+    if value is None or isinstance(value, bytes):
+        return value or None
+    if isinstance(value, str):
+        return value.encode() or None
+    raise TypeError(f"expected a str for {what} but got {value!r}")
 
 
 class _Desc(ctypes.Structure):
@@ -313,10 +332,11 @@ def gemm_desc(form="fwd", m=-1, n=0, k=0, a_type="e4m3", b_type="e4m3",
               num_sms=0, debug=""):
     d = GemmDesc()
     lib().bs_gemm_desc_init(ctypes.byref(d))
-    d.form, d.m, d.n, d.k = FORMS[form], m, n, k
-    d.a_type, d.b_type, d.out_dtype = FP8[a_type], FP8[b_type], DTYPES[out_dtype]
+    d.form, d.m, d.n, d.k = _pick(FORMS, "form", form), m, n, k
+    d.a_type, d.b_type = _pick(FP8, "a_type", a_type), _pick(FP8, "b_type", b_type)
+    d.out_dtype = _pick(DTYPES, "out_dtype", out_dtype)
     d.accumulate, d.m_hint, d.num_sms = int(accumulate), m_hint, num_sms
-    d.force_tile = force_tile.encode() if force_tile else None
+    d.force_tile = _cstr("force_tile", force_tile)
     d.debug = _debug_flags(debug)
     return d
 
@@ -364,9 +384,10 @@ def grouped_desc(grouping="contiguous", groups=0, n=0, k=0, m_max=0, a_type="e4m
     d = GroupedGemmDesc()
     (L or lib()).bs_grouped_gemm_desc_init(ctypes.byref(d))
     d.grouping, d.groups, d.n, d.k, d.m_max = GROUPINGS[grouping], groups, n, k, m_max
-    d.a_type, d.b_type, d.out_dtype = FP8[a_type], FP8[b_type], DTYPES[out_dtype]
+    d.a_type, d.b_type = _pick(FP8, "a_type", a_type), _pick(FP8, "b_type", b_type)
+    d.out_dtype = _pick(DTYPES, "out_dtype", out_dtype)
     d.m_per_group_hint, d.num_sms = m_per_group_hint, num_sms
-    d.force_tile = force_tile.encode() if force_tile else None
+    d.force_tile = _cstr("force_tile", force_tile)
     d.debug = _debug_flags(debug)
     d.m, d.accumulate = m, int(accumulate)
     return d
@@ -377,7 +398,8 @@ def grouped_quant_desc(in_dtype="bf16", out_type="e4m3", cols=0, groups=0, debug
     """A bs_grouped_quant_desc_t (the group-aware cast) initialized by library `L`."""
     d = GroupedQuantDesc()
     (L or lib()).bs_grouped_quant_desc_init(ctypes.byref(d))
-    d.in_dtype, d.out_type, d.cols, d.groups = DTYPES[in_dtype], FP8[out_type], cols, groups
+    d.in_dtype, d.out_type = _pick(DTYPES, "in_dtype", in_dtype), _pick(FP8, "out_type", out_type)
+    d.cols, d.groups = cols, groups
     d.debug = _debug_flags(debug)
     return d
 
@@ -453,7 +475,7 @@ def quant_desc(in_dtype="bf16", out_type="e4m3", block=(1, 128), transpose=False
     """A bs_quant_desc_t initialized by library `L` (default: lib())."""
     d = QuantDesc()
     (L or lib()).bs_quant_desc_init(ctypes.byref(d))
-    d.in_dtype, d.out_type = DTYPES[in_dtype], FP8[out_type]
+    d.in_dtype, d.out_type = _pick(DTYPES, "in_dtype", in_dtype), _pick(FP8, "out_type", out_type)
     d.block_rows, d.block_cols = block
     d.transpose, d.col_major = int(transpose), int(col_major)
     d.rows, d.cols = rows, cols

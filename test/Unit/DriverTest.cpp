@@ -41,4 +41,17 @@ TEST(Driver, LaunchWithoutGpuFailsButCompileWorks) {
   ASSERT_TRUE(bool(e));
   std::string msg = llvm::toString(std::move(e));
   EXPECT_NE(msg.find("CUDA"), std::string::npos) << msg;
+  // A kernel built for M = 256 launches M = 256 only: another M, or the 0
+  // of a zero-filled GemmArgs, is refused before any device work.
+  for (int64_t m : {int64_t(100), int64_t(0)}) {
+    a.m = m;
+    llvm::Error bad = (**k)(a, nullptr);
+    ASSERT_TRUE(bool(bad));
+    std::string why = llvm::toString(std::move(bad));
+    EXPECT_NE(
+        why.find("the kernel was built for M = 256 but got GemmArgs::m = " +
+                 std::to_string(m)),
+        std::string::npos)
+        << why;
+  }
 }

@@ -19,6 +19,13 @@ try:
     capi.GemmKernel(capi.gemm_desc(m=-1, n=2112, k=7000))
 except capi.BlockscaleError as e:
     print(f"error status {e.status}: {e}")
+# What the planning pipeline refuses of a description is a bad argument too
+# (status 1), not a failed compile (2).
+for bad in (dict(force_tile="bm=96"), dict(num_sms=70000)):
+    try:
+        capi.GemmKernel(capi.gemm_desc(m=-1, n=2112, k=7168, **bad))
+    except capi.BlockscaleError as e:
+        print(f"{list(bad)[0]} status {e.status}: {str(e).splitlines()[0]}")
 # The ctypes structures must match the C header's layout: the init functions
 # write sizeof() of the C struct into struct_size.
 L = capi.lib()
@@ -49,4 +56,10 @@ refused("float", lambda: capi.gemm_desc(n=2112.0, k=7168))
 refused("nul", lambda: capi.gemm_desc(n=2112, k=7168, force_tile="bm=128\0,bn=64"))
 refused("rows", lambda: capi.scale_geometry(capi.quant_desc(cols=256), 2**63))
 refused("workspace m", lambda: capi.GemmKernel(capi.gemm_desc(n=2112, k=7168)).workspace_size(2**64 + 5))
+refused("decimal", lambda: capi.gemm_desc(n=__import__("decimal").Decimal("2112.9"), k=7168))
+refused("form", lambda: capi.gemm_desc(form="sideways", n=2112, k=7168))
+refused("in_dtype", lambda: capi.quant_desc(in_dtype="fp64", cols=256))
+refused("force_tile type", lambda: capi.gemm_desc(n=2112, k=7168, force_tile=128))
 print("in range", capi.gemm_desc(m=2**63 - 1, n=2112, k=7168).m, capi.quant_desc(groups=-1).groups)
+print("force_tile bytes", capi.gemm_desc(n=2112, k=7168, force_tile=b"bm=128").force_tile,
+      capi.gemm_desc(n=2112, k=7168, force_tile="").force_tile)

@@ -633,22 +633,37 @@ static int handleMlirInput(llvm::raw_ostream &os, unsigned debug) {
     module->print(os);
     return 0;
   }
-  return mlir::failed(mlir::blockscale::forEachKernel(
-             *module,
-             [&](const mlir::blockscale::EmittedKernel &k)
-                 -> mlir::LogicalResult {
-               if (emit == "cuda")
-                 os << k.source;
-               else if (emit == "spec")
-                 os << k.spec.serialize() << "\n";
-               else if (emitCompiled(k.source, k.spec.name, emit == "ptx",
-                                     os) != 0)
-                 return mlir::failure();
-               return mlir::success();
-             },
-             debug))
-             ? 1
-             : 0;
+  // A PTX module or cubin holds one kernel: with several, the images would
+  // be concatenated into a file no tool reads past the first.
+  std::vector<mlir::blockscale::EmittedKernel> compiled;
+  const bool binary = emit == "ptx" || emit == "cubin";
+  if (mlir::failed(mlir::blockscale::forEachKernel(
+          *module,
+          [&](const mlir::blockscale::EmittedKernel &k) -> mlir::LogicalResult {
+            if (emit == "cuda")
+              os << k.source;
+            else if (emit == "spec")
+              os << k.spec.serialize() << "\n";
+            else
+              compiled.push_back(k);
+            return mlir::success();
+          },
+          debug)))
+    return 1;
+  if (!binary)
+    return 0;
+  if (compiled.size() != 1) {
+    std::string names;
+    for (const auto &k : compiled)
+      names += (names.empty() ? "" : ", ") + k.spec.name;
+    return fail(llvm::formatv(
+        "--emit {0} writes one kernel but {1} has {2}: {3}; use --emit cuda "
+        "or spec for all of them, or blockscale-translate "
+        "--blockscale-emit-ptx for a listing of their PTX",
+        emit, std::string(inputFile), compiled.size(), names));
+  }
+  return emitCompiled(compiled[0].source, compiled[0].spec.name, emit == "ptx",
+                      os);
 }
 
 int main(int argc, char **argv) {
@@ -661,14 +676,9 @@ int main(int argc, char **argv) {
                                      : std::string(optEmit);
   if (emit != "cuda" && emit != "ptx" && emit != "cubin" && emit != "mlir" &&
       emit != "spec" && emit != "none")
-    return fail("--emit expects cuda, ptx, cubin, mlir, spec or none but got '" +
-                emit + "'");
-  std::error_code ec;
-  llvm::ToolOutputFile out(outputFile, ec,
-                           emit == "cubin" ? llvm::sys::fs::OF_None
-                                           : llvm::sys::fs::OF_Text);
-  if (ec)
-    return fail("cannot open " + outputFile + ": " + ec.message());
+    return fail(
+        "--emit expects cuda, ptx, cubin, mlir, spec or none but got '" + emit +
+        "'");
 
   auto debug = parseDebug(optDebug);
   if (!debug)
@@ -683,6 +693,48 @@ int main(int argc, char **argv) {
                     "; see --help for the options each --op reads");
     return std::nullopt;
   };
+  if (optSMs < 0 || optSMs > blockscale::kMaxSMs)
+    return fail(
+        llvm::formatv("--num-sms expects 0 (the GPU's) to {0} but got {1}",
+                      blockscale::kMaxSMs, int(optSMs)));
+
+  // The output is opened only once there is something to write: opening
+  // truncates it, and it may be the input.
+  std::error_code ec;
+  auto openOut = [&]() -> std::unique_ptr<llvm::ToolOutputFile> {
+    auto f = std::make_unique<llvm::ToolOutputFile>(
+        outputFile, ec,
+        emit == "cubin" ? llvm::sys::fs::OF_None : llvm::sys::fs::OF_Text);
+    if (ec) {
+      fail("cannot open " + outputFile + ": " + ec.message());
+      return nullptr;
+    }
+    return f;
+  };
+
+  if (!inputFile.empty()) {
+    if (optRun)
+      return fail("--run takes a shape (--m/--n/--k), not an .mlir input");
+    // The module says the shapes and ops: only what shapes the emission
+    // applies to it.
+    if (auto rc = unread({&opKind, &optM, &optN, &optK, &optForm, &optOut,
+                          &optAType, &optBType, &optAccumulate, &optGrouping,
+                          &optGroups, &optRows, &optCols, &optRecipe,
+                          &optTranspose, &optColMajor, &optDual, &optInType},
+                         "an .mlir input (its ops give the shapes; it takes "
+                         "--emit, -o, --force-tile, --num-sms and --debug)"))
+      return *rc;
+    std::string text;
+    llvm::raw_string_ostream buf(text);
+    if (int rc = handleMlirInput(buf, *debug))
+      return rc;
+    auto out = openOut();
+    if (!out)
+      return 1;
+    out->os() << text;
+    out->keep();
+    return 0;
+  }
   if (opKind == "quantize") {
     if (auto rc = unread({&optM, &optN, &optK, &optForm, &optOut,
                           &optAccumulate, &optForce, &optSMs, &optGrouping},
@@ -708,10 +760,6 @@ int main(int argc, char **argv) {
                                 "(the typical tokens per group; 0: unknown) "
                                 "but got {0}",
                                 int64_t(optK)));
-    if (optSMs < 0 || optSMs > blockscale::kMaxSMs)
-      return fail(llvm::formatv("--num-sms expects 0 (the GPU's) to {0} but "
-                                "got {1}",
-                                blockscale::kMaxSMs, int(optSMs)));
   } else if (opKind == "gemm" || opKind.getNumOccurrences() == 0) {
     if (auto rc =
             unread({&optRows, &optCols, &optRecipe, &optTranspose, &optColMajor,
@@ -720,14 +768,10 @@ int main(int argc, char **argv) {
       return *rc;
   }
 
-  if (!inputFile.empty()) {
-    if (optRun)
-      return fail("--run takes a shape (--m/--n/--k), not an .mlir input");
-    int rc = handleMlirInput(out.os(), *debug);
-    if (rc == 0)
-      out.keep();
-    return rc;
-  }
+  auto outFile = openOut();
+  if (!outFile)
+    return 1;
+  llvm::ToolOutputFile &out = *outFile;
 
   if (opKind == "quantize") {
     QuantDesc q;

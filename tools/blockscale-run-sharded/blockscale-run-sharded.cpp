@@ -65,7 +65,12 @@ static cl::opt<bool> simulate(
              "plans and local kernels on a machine with one GPU"));
 
 static int fail(const llvm::Twine &m) {
-  llvm::errs() << "blockscale-run-sharded: error: " << m << "\n";
+  std::string text = m.str();
+  llvm::errs() << "blockscale-run-sharded: error: " << text << "\n";
+  // The pipeline's fix names its pass option; this tool spells it as a flag.
+  if (llvm::StringRef(text).contains("allow-padding=1"))
+    llvm::errs() << "blockscale-run-sharded: note: here that option is "
+                    "--allow-padding\n";
   return 1;
 }
 
@@ -491,7 +496,7 @@ int main(int argc, char **argv) {
   if (!buf)
     return fail("cannot read " + input);
   std::string text = (*buf)->getBuffer().str();
-  auto local = partitionProgram(text, allowPadding);
+  auto local = partitionProgram(text, allowPadding, input);
   if (!local)
     return fail(llvm::toString(local.takeError()));
   auto plan = buildDevicePlan(*local, funcName);
@@ -508,7 +513,11 @@ int main(int argc, char **argv) {
         int(planRank)));
 
   if (planOnly) {
-    llvm::outs() << "// device program\n" << *local << "// plan\n"
+    auto shown = printWithoutLocations(*local);
+    if (!shown)
+      return fail(llvm::toString(shown.takeError()));
+    llvm::outs() << "// device program\n"
+                 << *shown << "// plan\n"
                  << plan->str();
     for (const Step &s : plan->steps) {
       if (!s.isCollective())
@@ -524,7 +533,7 @@ int main(int argc, char **argv) {
   }
 
   // Everything MLIR happens before fork; CUDA only in the children.
-  auto shardings = describeShardings(text, funcName);
+  auto shardings = describeShardings(text, funcName, input);
   if (!shardings)
     return fail(llvm::toString(shardings.takeError()));
   auto refLocal = partitionProgram(shardings->unsharded, false);

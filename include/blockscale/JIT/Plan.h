@@ -23,9 +23,15 @@
 namespace blockscale::dist {
 
 /// Runs `blockscale-opt --blockscale-shard-pipeline` on a sharded program
-/// (MLIR text) and returns the program of one device (MLIR text).
+/// (MLIR text) and returns the program of one device (MLIR text, with the
+/// source's locations). `sourceName` names the source in diagnostics.
 llvm::Expected<std::string> partitionProgram(llvm::StringRef source,
-                                             bool allowPadding = false);
+                                             bool allowPadding = false,
+                                             llvm::StringRef sourceName = "");
+
+/// `program` (MLIR text) printed without its locations, as
+/// `blockscale-opt` prints it: partitionProgram's result for reading.
+llvm::Expected<std::string> printWithoutLocations(llvm::StringRef program);
 
 /// The plan of function `func` (the first function when empty) of a
 /// partitioned (per-device) program. Scale layouts are settled with
@@ -45,8 +51,9 @@ struct ProgramShardings {
   /// device (the reference a sharded run is checked against).
   std::string unsharded;
 };
-llvm::Expected<ProgramShardings> describeShardings(llvm::StringRef source,
-                                                   llvm::StringRef func = "");
+llvm::Expected<ProgramShardings>
+describeShardings(llvm::StringRef source, llvm::StringRef func = "",
+                  llvm::StringRef sourceName = "");
 
 } // namespace blockscale::dist
 

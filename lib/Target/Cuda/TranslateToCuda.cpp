@@ -85,12 +85,24 @@ FailureOr<EmittedKernel> mlir::blockscale::emitGemmKernel(MatmulOp op,
   return k;
 }
 
+// The casts' kernel template has hang checks but no timeline stamps (the
+// runtime's QuantDesc refuses the flag the same way).
+static LogicalResult checkCastDebug(Operation *op, unsigned debug) {
+  if (debug & ~unsigned(bsrt::DebugHang))
+    return op->emitOpError()
+           << "expected debug options from hang (casts have no timeline "
+              "stamps) but got timeline; drop it for the cast kernels";
+  return success();
+}
+
 FailureOr<EmittedKernel>
 mlir::blockscale::emitQuantizeKernel(QuantizeOp op, unsigned debug) {
   if (op.getRecipe() == ScaleRecipe::tensorwise)
     return op.emitOpError() << "expected a blockwise recipe (1x128, 128x1, "
                                "128x128) but got tensorwise, which has no "
                                "kernel template";
+  if (failed(checkCastDebug(op, debug)))
+    return failure();
   EmittedKernel k;
   k.spec.kind = bsrt::KernelKind::Quantize;
   bsrt::QuantKernelSpec &q = k.spec.quant;
@@ -123,6 +135,8 @@ mlir::blockscale::emitQuantizeDualKernel(QuantizeDualOp op, unsigned debug) {
               "blocks in the input's frame but got "
            << (op.writesTransposed() ? "a transposed result" : "other blocks")
            << "; use two blockscale.quantize ops";
+  if (failed(checkCastDebug(op, debug)))
+    return failure();
   EmittedKernel k;
   k.spec.kind = bsrt::KernelKind::Quantize;
   bsrt::QuantKernelSpec &q = k.spec.quant;

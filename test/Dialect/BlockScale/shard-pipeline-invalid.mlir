@@ -240,3 +240,26 @@ func.func @partly_annotated(%x: tensor<256x1024xbf16>, %w: tensor<512x1024xbf16>
   return %c : tensor<256x512xbf16>
 }
 
+
+// -----
+
+// Ops without sharding rules are named with a fix, sharded or not (upstream
+// sharding-propagation stops at them without one).
+func.func @dual_cast(%x: tensor<256x512xbf16>) -> (tensor<256x512xf8E4M3FN>, tensor<512x256xf8E4M3FN>) {
+  // expected-error @+1 {{'blockscale.quantize_dual' op expected only blockscale ops with sharding rules (matmul, quantize) in a program the shard pipeline partitions but got blockscale.quantize_dual, which has none; write it as two blockscale.quantize ops}}
+  %q, %s, %t, %ts = blockscale.quantize_dual %x {recipe = #blockscale.recipe<blk_1x128>}
+      : tensor<256x512xbf16> -> tensor<256x512xf8E4M3FN>, tensor<256x4xf32>, tensor<512x256xf8E4M3FN>, tensor<512x2xf32>
+  return %q, %t : tensor<256x512xf8E4M3FN>, tensor<512x256xf8E4M3FN>
+}
+
+// -----
+
+func.func @experts(%a: tensor<1024x7168xf8E4M3FN>, %as: tensor<1024x56xf32>,
+                   %b: tensor<8x7168x4096xf8E4M3FN>, %bs: tensor<8x56x32xf32>,
+                   %offs: tensor<8xi32>) -> tensor<1024x4096xbf16> {
+  // expected-error @+1 {{'blockscale.grouped_matmul' op expected only blockscale ops with sharding rules (matmul, quantize) in a program the shard pipeline partitions but got blockscale.grouped_matmul, which has none; run it outside the sharded program, on each device's own operands}}
+  %c = blockscale.grouped_matmul %a[%as], %b[%bs] groups(%offs : tensor<8xi32>)
+          {grouping = #blockscale.grouping<m_contiguous>}
+      : tensor<1024x7168xf8E4M3FN>, tensor<1024x56xf32>, tensor<8x7168x4096xf8E4M3FN>, tensor<8x56x32xf32> -> tensor<1024x4096xbf16>
+  return %c : tensor<1024x4096xbf16>
+}

@@ -16,6 +16,7 @@
 #include "blockscale/Dialect/BlockScale/Transforms/ShardingInterfaceImpl.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -269,6 +270,29 @@ LogicalResult mlir::blockscale::checkShardings(ModuleOp module,
                                                bool beforePartition) {
   SymbolTableCollection symbols;
   bool failedAny = false;
+  // Upstream sharding-propagation fails on any op without sharding rules
+  // with no hint of a fix, sharded or not: name the ops that have them.
+  if (!beforePartition) {
+    module.walk([&](Operation *op) {
+      if (!isa<BlockScaleDialect>(op->getDialect()) ||
+          isa<shard::ShardingInterface>(op))
+        return;
+      InFlightDiagnostic d = op->emitOpError();
+      d << "expected only blockscale ops with sharding rules (matmul, "
+           "quantize) in a program the shard pipeline partitions but got "
+        << op->getName() << ", which has none; ";
+      if (isa<QuantizeDualOp>(op))
+        d << "write it as two blockscale.quantize ops (the JIT pipeline's "
+             "--blockscale-fuse-dual-quantize fuses them in each device's "
+             "program)";
+      else
+        d << "run it outside the sharded program, on each device's own "
+             "operands";
+      failedAny = true;
+    });
+    if (failedAny)
+      return failure();
+  }
   SmallVector<shard::GridOp> grids;
   module.walk([&](shard::GridOp g) { grids.push_back(g); });
   if (grids.size() > 1) {

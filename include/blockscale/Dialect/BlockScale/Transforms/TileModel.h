@@ -70,7 +70,7 @@ bool isValidTile(int bm, int bn);
 /// their tile and work-unit counts as 32-bit ints (bs::GemmParams).
 constexpr int64_t kMaxGemmDim = 2147483647;    // 2^31 - 1
 constexpr int64_t kMaxTileCount = 2147483647;  // tiles x splits of a launch
-constexpr int kMaxSMs = 65536;                 // DeviceModel::numSMs
+constexpr int kMaxSMs = bs::kMaxSMs;           // DeviceModel::numSMs
 // DeviceModel::smemBytes: sm_90's opt-in maximum per block, which the kernel
 // templates static_assert (gemm_config.cuh); a model of a larger one would
 // choose tiles NVRTC then rejects.

@@ -24,6 +24,9 @@ namespace bs {
 // the dynamic shared memory a CTA may opt in to (227 KB).
 constexpr int kDefaultNumSMs = 132;
 constexpr int kMaxDynamicSmemBytes = 232448;
+// The most SMs a planner or launch takes (persistent grids of up to this
+// many CTAs stay far inside the 2^31 - 1 grid limit).
+constexpr int kMaxSMs = 65536;
 
 // Division of 0 <= n < 2^31 by a divisor d fixed for the whole launch, as a
 // multiply-high and a shift: for d >= 2, with s = ceil(log2 d) and mul =
