@@ -586,7 +586,7 @@ def main(argv=None):
                         "[0.7, 1.3] x rows per group; ragged-small: the same around 192 rows "
                         "per group; k: the k-grouped weight gradient, f32 "
                         "+=; k-plain: the same, C = the product); a variant's force is then "
-                        "the grouped forceTile: bm, bn, stages")
+                        "the grouped forceTile: bm, bn, stages (m-grouped: also cluster)")
     p.add_argument("--k-tokens", type=int, default=0, metavar="T",
                    help="--grouped k / k-plain at T tokens per group, G scaled to keep "
                         "each shape's tokens (rounded down to whole groups)")

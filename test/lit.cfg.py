@@ -47,6 +47,7 @@ config.substitutions.append(("%python", python))
 # and the children keep the suite's sanitizer options, leak checks included.
 config.substitutions.append(("%pydriver", config.python_executable))
 config.substitutions.append(("%blockscale_src", config.blockscale_src_root))
+config.substitutions.append(("%blockscale_obj", config.blockscale_obj_root))
 config.substitutions.append(("%blockscale_lib",
                              os.path.join(config.blockscale_obj_root, "lib",
                                           "libblockscale_c.so")))

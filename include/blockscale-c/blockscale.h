@@ -103,7 +103,8 @@ typedef struct {
   int32_t struct_size;
   const void *a, *a_scale, *b, *b_scale;
   void *c;
-  int64_t m; /* required when the kernel's M is dynamic */
+  int64_t m; /* -1 (bs_gemm_args_init): the kernel's M; required when its M
+                is dynamic, else -1 or that M */
   int64_t lda, ldb, ldc, ldsa, ldsb; /* 0: dense / default */
   int64_t sb_stride_k, sb_stride_n;  /* fwd/dgrad B scales; 0,0: default */
   void *workspace;                   /* NULL: runtime-owned */

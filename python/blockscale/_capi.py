@@ -24,7 +24,7 @@ GROUPINGS = {"contiguous": 0, "masked": 1, "k": 2}
 
 
 class BlockscaleError(RuntimeError):
-    """A failing C API call; ``status`` is the bs_status_t name."""
+    """A failing C API call; ``status`` is the bs_status_t code."""
 
     def __init__(self, status, message):
         super().__init__(f"blockscale ({STATUS_NAMES.get(status, status)}): {message}")

@@ -23,7 +23,7 @@ namespace blockscale {
 /// Values equal the C API's bs_status_t codes.
 enum class ErrorCode {
   InvalidArgument = 1, // bad description, shape, stride, pointer, option
-  Compile = 2,         // the MLIR pipeline, the emitter or NVRTC failed
+  Compile = 2,         // the emitter or NVRTC failed
   NoDevice = 3,        // no libcuda, no GPU, or a GPU the kernels cannot run on
   Cuda = 4,            // a CUDA driver call failed
   Internal = 5,        // a broken invariant of blockscale itself

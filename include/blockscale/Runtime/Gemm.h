@@ -44,7 +44,7 @@ struct GemmArgs {
   const float *sb = nullptr; // fwd: (Kb, Nb) strides sbStrideK/N; wgrad:
                              // (Kb, N) N-contiguous, stride ldsb
   void *c = nullptr;         // (M, N) row-major, row stride ldc
-  int64_t m = -1;            // required when the kernel's M is dynamic
+  int64_t m = -1; // the kernel's M; required when dynamic, else -1 or that M
   int64_t lda = 0, ldb = 0, ldc = 0;   // 0: dense
   int64_t ldsa = 0;                    // 0: round_up(M, 4)
   int64_t ldsb = 0;                    // wgrad: 0 -> round_up(N, 4)

@@ -154,6 +154,9 @@ def BlockScaleCheckShardings
     expected and what was found (docs/upstream-shard-issues.md lists the
     upstream crashes):
 
+    * a blockscale op without sharding rules (`quantize_dual`, the grouped
+      GEMMs and their cast; only `matmul` and `quantize` have them), which
+      upstream propagation stops at without a fix;
     * more than one `shard.grid`, or a grid with a size of 0, a dynamic size
       or more than 2^63 - 1 devices;
     * `halo_sizes` (blockscale ops read no halos), dynamic
