@@ -52,6 +52,8 @@
 # LINEAR_ARGS / QBENCH_ARGS: more arguments for bench_linear.py / bench_quant.py,
 # e.g. LINEAR_ARGS="--shapes 8192x2048x2048" for a quick look; PYTEST_ARGS: what
 # the python verb runs instead of test/gpu (e.g. one file, or -k EXPR test/gpu);
+# BLOCKSCALE_GEN: the blockscale-gen that smoke, sweep and casts run (default
+# build/bin's; e.g. .gpu/NAME/bin/blockscale-gen for a variant's sweep);
 # TRAIN_RUNS=all: the train verb's hidden-4096 model with torchao's layer too;
 # TRAIN_ARGS: more train_llama.py arguments for it (e.g. "--compile --optimizer
 # fused"), which then also leave out the hidden-2048 run.
@@ -59,7 +61,7 @@
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
-GEN=build/bin/blockscale-gen
+GEN=${BLOCKSCALE_GEN:-build/bin/blockscale-gen}
 export BLOCKSCALE_CACHE_DIR=${BLOCKSCALE_CACHE_DIR:-/tmp/blockscale-cache}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
