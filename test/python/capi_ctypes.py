@@ -19,8 +19,9 @@ try:
     capi.GemmKernel(capi.gemm_desc(m=-1, n=2112, k=7000))
 except capi.BlockscaleError as e:
     print(f"error status {e.status}: {e}")
-# What the planning pipeline refuses of a description is a bad argument too
-# (status 1), not a failed compile (2).
+# A description the planning pipeline refuses (a forced tile no kernel has)
+# and one the description's own checks refuse (num_sms) are both bad
+# arguments (status 1), not failed compiles (2).
 for bad in (dict(force_tile="bm=96"), dict(num_sms=70000)):
     try:
         capi.GemmKernel(capi.gemm_desc(m=-1, n=2112, k=7168, **bad))

@@ -693,6 +693,12 @@ int main(int argc, char **argv) {
                     "; see --help for the options each --op reads");
     return std::nullopt;
   };
+  // What only a run reads (timing, the reference check) is an error
+  // without --run, as with an .mlir input (which --run does not take).
+  if (!optRun)
+    if (auto rc = unread({&optIters, &optSeed, &optTol, &optCheckRows},
+                         "an emission without --run"))
+      return *rc;
   if (optSMs < 0 || optSMs > blockscale::kMaxSMs)
     return fail(
         llvm::formatv("--num-sms expects 0 (the GPU's) to {0} but got {1}",

@@ -91,7 +91,10 @@ static LogicalResult checkCastDebug(Operation *op, unsigned debug) {
   if (debug & ~unsigned(bsrt::DebugHang))
     return op->emitOpError()
            << "expected debug options from hang (casts have no timeline "
-              "stamps) but got timeline; drop it for the cast kernels";
+              "stamps) but got "
+           << ((debug & bsrt::DebugTimeline) ? std::string("timeline")
+                                             : "flags " + std::to_string(debug))
+           << "; drop it for the cast kernels";
   return success();
 }
 

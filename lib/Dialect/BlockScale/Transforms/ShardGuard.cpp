@@ -274,7 +274,8 @@ LogicalResult mlir::blockscale::checkShardings(ModuleOp module,
   // with no hint of a fix, sharded or not: name the ops that have them.
   if (!beforePartition) {
     module.walk([&](Operation *op) {
-      if (!isa<BlockScaleDialect>(op->getDialect()) ||
+      // (An unregistered op has no dialect.)
+      if (!isa_and_nonnull<BlockScaleDialect>(op->getDialect()) ||
           isa<shard::ShardingInterface>(op))
         return;
       InFlightDiagnostic d = op->emitOpError();
