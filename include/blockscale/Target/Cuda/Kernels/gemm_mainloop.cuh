@@ -190,6 +190,12 @@ template <class Cfg> struct GemmMainloop {
   // multiple of BN, so 128 - n0 % 128 is a multiple of gcd(BN, 128).
   static constexpr int kSplitStep = constGcd(BN, 128) / 8;
   static constexpr int kSplitAll = BN / 8; // the whole tile in one block
+  // The largest split a tile has: 128 - n0 % 128 <= 128, so a tile wider
+  // than 128 columns always reaches into a second block and kSplitAll is
+  // not among its splits (each split instantiates the whole K loop: an
+  // unreachable one only costs compile time). WGRAD has no split.
+  static constexpr int kSplitMax =
+      WGRAD || kSplitAll <= 128 / 8 ? kSplitAll : 128 / 8;
 
   // The A scales of rows r0 and r0 + 8 times the block's B scales lo / hi
   // (wgrad: the A scales alone).
@@ -592,7 +598,7 @@ template <class Cfg> struct GemmMainloop {
   }
 
   // The K loop of one work unit into `acc`, instantiated for the tile's
-  // split SJ (a multiple of kSplitStep in [kSplitStep, kSplitAll]; WGRAD has
+  // split SJ (a multiple of kSplitStep in [kSplitStep, kSplitMax]; WGRAD has
   // none).
   template <int SJ = (WGRAD ? kSplitAll : kSplitStep)>
   __device__ __forceinline__ static void
@@ -600,7 +606,7 @@ template <class Cfg> struct GemmMainloop {
       const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
       const WorkUnit &w, const TileScales &ts, float (&acc)[kWaves][kAcc],
       Pipe &st, int n = 0, bool live = true) {
-    if constexpr (SJ < kSplitAll) {
+    if constexpr (SJ < kSplitMax) {
       if (ts.splitJ != SJ) {
         run<SJ + kSplitStep>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
                              acc, st, n, live);
