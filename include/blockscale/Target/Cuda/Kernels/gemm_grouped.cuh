@@ -366,7 +366,7 @@ template <class Cfg> struct GroupedGemmSm90 {
     const int c0 = 2 * (lane % 4);
     const int nBlocksB = (p.gemm.n + 127) / 128;
     const u32 cBase = Epilogue::slabBase(base, wg);
-    const float *sSA = reinterpret_cast<const float *>(smem + Cfg::kOffSA);
+    const u32 sSA = base + Cfg::kOffSA;
     const u32 peer =
         CLUSTER > 1 ? mapaShared(Mainloop::ring(base).empty(0), rank ^ 1) : 0;
 
@@ -394,7 +394,7 @@ template <class Cfg> struct GroupedGemmSm90 {
 
       // A warpgroup whose first row is past the group's rows computes
       // nothing (in every wave: a later wave's rows are further on).
-      Mainloop::run(p.gemm, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
+      Mainloop::run(p.gemm, base, sSA, wg, r0, c0, lane, peer, w, ts,
                     acc, st, n, w.m0 + wg * 64 < w.mEnd);
       if (w.m0 + BM <= w.mEnd)
         Epilogue::store(cBase, wg, tid, r0, c0, w.m0, n0, acc, tC);

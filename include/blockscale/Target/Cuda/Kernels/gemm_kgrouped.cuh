@@ -184,7 +184,7 @@ template <class Cfg> struct KGroupedGemmSm90 {
     const int r0 = warp * 16 + lane / 4;
     const int c0 = 2 * (lane % 4);
     const u32 cBase = Epilogue::slabBase(base, wg);
-    const float *sSA = reinterpret_cast<const float *>(smem + Cfg::kOffSA);
+    const u32 sSA = base + Cfg::kOffSA;
     // The weight-gradient K loop reads its B scales from shared memory.
     const typename Mainloop::TileScales ts{nullptr, nullptr,
                                            Mainloop::kSplitAll};
@@ -201,7 +201,7 @@ template <class Cfg> struct KGroupedGemmSm90 {
           acc[v][i] = 0.f;
       // (The producer loads nothing for a group without tokens either.)
       if (w.kb1 > w.kb0)
-        Mainloop::run(p.gemm, base, smem, sSA, wg, r0, c0, lane, 0u, w, ts, acc,
+        Mainloop::run(p.gemm, base, sSA, wg, r0, c0, lane, 0u, w, ts, acc,
                       st);
       const long long rowBase = static_cast<long long>(w.group) * p.gemm.m;
       if (m0 + BM <= p.gemm.m)

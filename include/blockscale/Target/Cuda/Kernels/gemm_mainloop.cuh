@@ -216,10 +216,10 @@ template <class Cfg> struct GemmMainloop {
   }
 
   __device__ __forceinline__ static BlockScales
-  loadScales(const GemmParams &p, const float *sSA, int stage, int wg, int r0,
-             int kb, const TileScales &ts) {
-    const float *sa = sSA + stage * BM + wg * 64;
-    const float sa0 = sa[r0], sa1 = sa[r0 + 8];
+  loadScales(const GemmParams &p, u32 sSA, int stage, int wg, int r0, int kb,
+             const TileScales &ts) {
+    const u32 sa = sSA + 4 * (stage * BM + wg * 64 + r0);
+    const float sa0 = ldsF32(sa), sa1 = ldsF32(sa + 32);
     if (WGRAD)
       return blockScales(sa0, sa1, 0.f, 0.f);
     const float lo = __ldg(ts.sb0 + static_cast<long long>(kb) * p.sbStrideK);
@@ -253,7 +253,7 @@ template <class Cfg> struct GemmMainloop {
   template <int SJ>
   __device__ __forceinline__ static void
   promote(float (&acc)[kAcc], float (&t)[kAcc], const BlockScales &s,
-          const unsigned char *smem, int stage, int c0) {
+          u32 base, int stage, int c0) {
     if constexpr (!WGRAD) {
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
@@ -265,11 +265,10 @@ template <class Cfg> struct GemmMainloop {
         acc[4 * j + 3] += t[4 * j + 3] * s1;
       }
     } else {
-      const float *sbv =
-          reinterpret_cast<const float *>(smem + kOffSB + stage * kSBStage);
+      const u32 sbv = base + kOffSB + stage * kSBStage + 4 * c0;
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
-        const float2 b = *reinterpret_cast<const float2 *>(sbv + 8 * j + c0);
+        const float2 b = ldsF32x2(sbv + 32 * j);
         acc[4 * j + 0] += t[4 * j + 0] * (s.lo0 * b.x);
         acc[4 * j + 1] += t[4 * j + 1] * (s.lo0 * b.y);
         acc[4 * j + 2] += t[4 * j + 2] * (s.lo1 * b.x);
@@ -281,7 +280,7 @@ template <class Cfg> struct GemmMainloop {
   // Promotes a K-block whose wgmmas have completed and frees its stage.
   template <int SJ>
   __device__ __forceinline__ static void
-  retire(u32 base, const unsigned char *smem, int lane, u32 peer, int c0,
+  retire(u32 base, int lane, u32 peer, int c0,
          float (&acc)[kAcc], float (&t)[kAcc], int stage,
          const BlockScales &s) {
 #pragma unroll
@@ -290,7 +289,7 @@ template <class Cfg> struct GemmMainloop {
     // fwd reads nothing of the stage below: release it before promoting.
     if (!WGRAD)
       release(base, stage, lane, peer);
-    promote<SJ>(acc, t, s, smem, stage, c0);
+    promote<SJ>(acc, t, s, base, stage, c0);
     if (WGRAD)
       release(base, stage, lane, peer);
   }
@@ -326,8 +325,8 @@ template <class Cfg> struct GemmMainloop {
   // the wgmmas.
   template <int SJ>
   __device__ __forceinline__ static void
-  mainloopSimple(const GemmParams &p, u32 base, const unsigned char *smem,
-                 const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
+  mainloopSimple(const GemmParams &p, u32 base, u32 sSA, int wg, int r0,
+                 int c0, int lane, u32 peer,
                  const WorkUnit &w, const TileScales &ts,
                  float (&acc)[kWaves][kAcc], Pipe &st) {
     const Ring r = ring(base);
@@ -351,7 +350,7 @@ template <class Cfg> struct GemmMainloop {
                           kk > 0 || accumulate);
       wgmmaCommit();
     };
-    const float *sa0 = sSA + wg * 64 + r0;
+    const u32 sa0 = sSA + 4 * (wg * 64 + r0);
     const long long sbStep = p.sbStrideK;
     const float *sbLo = ts.sb0 + static_cast<long long>(w.kb0) * sbStep;
     const float *sbHi = ts.sb1 + static_cast<long long>(w.kb0) * sbStep;
@@ -368,7 +367,7 @@ template <class Cfg> struct GemmMainloop {
       const int stage = st.index;
       const u32 dA = dA0 + static_cast<u32>(stage * (kABytes >> 4));
       const u32 dB = dB0 + static_cast<u32>(stage * (kBBytes >> 4));
-      const float *sa = sa0 + stage * BM;
+      const u32 sa = sa0 + 4 * stage * BM;
 #pragma unroll
       for (int v = 0; v < kWaves; ++v) {
         float t[kAcc];
@@ -376,17 +375,18 @@ template <class Cfg> struct GemmMainloop {
         issueWave(t, dA + static_cast<u32>((v * kWaveRows * BK) >> 4), dB,
                   false);
         turnEnd(turns, wg);
-        const float sa0v = sa[v * kWaveRows], sa1v = sa[v * kWaveRows + 8];
+        const float sa0v = ldsF32(sa + 4 * v * kWaveRows),
+                    sa1v = ldsF32(sa + 4 * (v * kWaveRows + 8));
         const BlockScales sc = blockScales(sa0v, sa1v, lo, hi);
         wgmmaWait<0>();
         if (v == kWaves - 1) {
           // The stage's last reader: free it (see retire).
-          retire<SJ>(base, smem, lane, peer, c0, acc[v], t, stage, sc);
+          retire<SJ>(base, lane, peer, c0, acc[v], t, stage, sc);
         } else {
 #pragma unroll
           for (int i = 0; i < kAcc; ++i)
             fenceOperand(t[i]);
-          promote<SJ>(acc[v], t, sc, smem, stage, c0);
+          promote<SJ>(acc[v], t, sc, base, stage, c0);
         }
       }
       st.advance();
@@ -407,19 +407,19 @@ template <class Cfg> struct GemmMainloop {
   // reach only after their last read of unit n - 2, its previous user.
   static constexpr int kStashBar = 5;
   // Every consumer thread's share of the stash copy for the CTA's n-th
-  // unit, then the meeting on kStashBar; returns the unit's buffer.
+  // unit, then the meeting on kStashBar; returns the unit's buffer (its
+  // shared address).
   template <int SJ>
-  __device__ __forceinline__ static const float *
-  fillStash(const GemmParams &p, const unsigned char *smem,
-            const TileScales &ts, int n) {
-    float *stash = const_cast<float *>(
-                       reinterpret_cast<const float *>(smem + Cfg::kOffSB)) +
-                   (n & 1) * Cfg::kSbStash;
+  __device__ __forceinline__ static u32 fillStash(const GemmParams &p,
+                                                  u32 base,
+                                                  const TileScales &ts,
+                                                  int n) {
+    const u32 stash = base + Cfg::kOffSB + 4 * (n & 1) * Cfg::kSbStash;
     const long long step = p.sbStrideK;
     for (int i = threadIdx.x; i < Cfg::KBLOCKS; i += kConsumers * 128) {
-      stash[i] = __ldg(ts.sb0 + i * step);
+      stsF32(stash + 4 * i, __ldg(ts.sb0 + i * step));
       if (SJ < kSplitAll)
-        stash[Cfg::KBLOCKS + i] = __ldg(ts.sb1 + i * step);
+        stsF32(stash + 4 * (Cfg::KBLOCKS + i), __ldg(ts.sb1 + i * step));
     }
     namedBarSync(kStashBar, kConsumers * 128);
     return stash;
@@ -432,13 +432,12 @@ template <class Cfg> struct GemmMainloop {
   // tensor cores serve the live warpgroup alone.
   template <int SJ>
   __device__ __forceinline__ static void
-  drain(const GemmParams &p, u32 base, const unsigned char *smem, int wg,
-        int lane, u32 peer, const WorkUnit &w, const TileScales &ts,
-        Pipe &st, int n) {
+  drain(const GemmParams &p, u32 base, int wg, int lane, u32 peer,
+        const WorkUnit &w, const TileScales &ts, Pipe &st, int n) {
     const Ring r = ring(base);
     if constexpr (Cfg::kAlignedK) {
       if (alignedK(p)) {
-        fillStash<SJ>(p, smem, ts, n);
+        fillStash<SJ>(p, base, ts, n);
         for (int round = 0; round < kRounds; ++round) {
 #pragma unroll
           for (int i = 0; i < STAGES; ++i) {
@@ -466,8 +465,8 @@ template <class Cfg> struct GemmMainloop {
   }
   template <int SJ>
   __device__ __forceinline__ static void
-  mainloopAligned(const GemmParams &p, u32 base, const unsigned char *smem,
-                  const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
+  mainloopAligned(const GemmParams &p, u32 base, u32 sSA, int wg, int r0,
+                  int c0, int lane, u32 peer,
                   const WorkUnit &w, const TileScales &ts,
                   float (&acc)[kWaves][kAcc], Pipe &st, int n) {
     const Ring r = ring(base);
@@ -485,7 +484,7 @@ template <class Cfg> struct GemmMainloop {
         mbarArrive(r.empty(i));
       }
     };
-    const float *stash = fillStash<SJ>(p, smem, ts, n);
+    const u32 stash = fillStash<SJ>(p, base, ts, n);
     const u32 dA0 = static_cast<u32>(smemDescSw128(base + kOffA + wg * 64 * BK));
     const u32 dB0 = static_cast<u32>(smemDescSw128(base + kOffB));
     const u32 dHi = static_cast<u32>(smemDescSw128(0) >> 32);
@@ -494,22 +493,24 @@ template <class Cfg> struct GemmMainloop {
       asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"(dHi));
       return d;
     };
-    const float *sa0 = sSA + wg * 64 + r0;
-    const float *sbRound = stash; // this round's first K-block
+    const u32 sa0 = sSA + 4 * (wg * 64 + r0);
+    u32 sbRound = stash; // this round's first K-block
     // K-block at stage i (a constant once the round is unrolled).
     auto block = [&](const int i) {
-      const float lo = sbRound[i];
-      const float hi = SJ < kSplitAll ? sbRound[Cfg::KBLOCKS + i] : 0.f;
+      const float lo = ldsF32(sbRound + 4 * i);
+      const float hi =
+          SJ < kSplitAll ? ldsF32(sbRound + 4 * (Cfg::KBLOCKS + i)) : 0.f;
       mbarWait(r.full(i), st.phase);
       const u32 dA = dA0 + static_cast<u32>(i * (kABytes >> 4));
       const u32 dB = dB0 + static_cast<u32>(i * (kBBytes >> 4));
-      const float *sa = sa0 + i * BM;
+      const u32 sa = sa0 + 4 * i * BM;
 #pragma unroll
       for (int v = 0; v < kWaves; ++v) {
         float t[kAcc];
         // Shared-memory reads of the stage go before the wgmmas: once the
         // last wave has released it, the producer may refill it.
-        const float sa0v = sa[v * kWaveRows], sa1v = sa[v * kWaveRows + 8];
+        const float sa0v = ldsF32(sa + 4 * v * kWaveRows),
+                    sa1v = ldsF32(sa + 4 * (v * kWaveRows + 8));
         const u32 dAv = dA + static_cast<u32>((v * kWaveRows * BK) >> 4);
         wgmmaFence();
 #pragma unroll
@@ -525,7 +526,7 @@ template <class Cfg> struct GemmMainloop {
         // memory): free it first.
         if (v == kWaves - 1)
           releaseStage(i);
-        promote<SJ>(acc[v], t, sc, smem, i, c0);
+        promote<SJ>(acc[v], t, sc, base, i, c0);
       }
     };
     for (int round = 0; round < kRounds; ++round) {
@@ -539,7 +540,7 @@ template <class Cfg> struct GemmMainloop {
           releaseStage(i);
         }
       }
-      sbRound += STAGES;
+      sbRound += 4 * STAGES;
       st.phase ^= 1;
     }
   }
@@ -549,8 +550,8 @@ template <class Cfg> struct GemmMainloop {
   // that the tensor cores never wait for a promotion.
   template <int SJ>
   __device__ __forceinline__ static void
-  pipeStep(const GemmParams &p, u32 base, const unsigned char *smem,
-           const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
+  pipeStep(const GemmParams &p, u32 base, u32 sSA, int wg, int r0, int c0,
+           int lane, u32 peer,
            const TileScales &ts, float (&acc)[kAcc], float (&tc)[kAcc],
            float (&tn)[kAcc], int kb, int &curStage, BlockScales &cur,
            Pipe &st) {
@@ -558,7 +559,7 @@ template <class Cfg> struct GemmMainloop {
     issue(base, st.index, wg, 0, tn);
     const BlockScales next = loadScales(p, sSA, st.index, wg, r0, kb, ts);
     wgmmaWait<1>(); // all but the group just issued
-    retire<SJ>(base, smem, lane, peer, c0, acc, tc, curStage, cur);
+    retire<SJ>(base, lane, peer, c0, acc, tc, curStage, cur);
     curStage = st.index;
     st.advance();
     cur = next;
@@ -569,9 +570,8 @@ template <class Cfg> struct GemmMainloop {
   // the odd one out peeled off at the end.
   template <int SJ>
   __device__ __forceinline__ static void
-  mainloopPipelined(const GemmParams &p, u32 base, const unsigned char *smem,
-                    const float *sSA, int wg, int r0, int c0, int lane,
-                    u32 peer, const WorkUnit &w, const TileScales &ts,
+  mainloopPipelined(const GemmParams &p, u32 base, u32 sSA, int wg, int r0,
+                    int c0, int lane, u32 peer, const WorkUnit &w, const TileScales &ts,
                     float (&acc)[kAcc], Pipe &st) {
     float t0[kAcc], t1[kAcc];
     ring(base).waitFull(st);
@@ -581,19 +581,19 @@ template <class Cfg> struct GemmMainloop {
     st.advance();
     int kb = w.kb0 + 1;
     for (; kb + 1 < w.kb1; kb += 2) {
-      pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, ts, acc, t0, t1,
+      pipeStep<SJ>(p, base, sSA, wg, r0, c0, lane, peer, ts, acc, t0, t1,
                    kb, curStage, cur, st);
-      pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, ts, acc, t1, t0,
+      pipeStep<SJ>(p, base, sSA, wg, r0, c0, lane, peer, ts, acc, t1, t0,
                    kb + 1, curStage, cur, st);
     }
     if (kb < w.kb1) {
-      pipeStep<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, ts, acc, t0, t1,
+      pipeStep<SJ>(p, base, sSA, wg, r0, c0, lane, peer, ts, acc, t0, t1,
                    kb, curStage, cur, st);
       wgmmaWait<0>();
-      retire<SJ>(base, smem, lane, peer, c0, acc, t1, curStage, cur);
+      retire<SJ>(base, lane, peer, c0, acc, t1, curStage, cur);
     } else {
       wgmmaWait<0>();
-      retire<SJ>(base, smem, lane, peer, c0, acc, t0, curStage, cur);
+      retire<SJ>(base, lane, peer, c0, acc, t0, curStage, cur);
     }
   }
 
@@ -602,33 +602,33 @@ template <class Cfg> struct GemmMainloop {
   // none).
   template <int SJ = (WGRAD ? kSplitAll : kSplitStep)>
   __device__ __forceinline__ static void
-  run(const GemmParams &p, u32 base, const unsigned char *smem,
-      const float *sSA, int wg, int r0, int c0, int lane, u32 peer,
+  run(const GemmParams &p, u32 base, u32 sSA, int wg, int r0, int c0,
+      int lane, u32 peer,
       const WorkUnit &w, const TileScales &ts, float (&acc)[kWaves][kAcc],
       Pipe &st, int n = 0, bool live = true) {
     if constexpr (SJ < kSplitMax) {
       if (ts.splitJ != SJ) {
-        run<SJ + kSplitStep>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
+        run<SJ + kSplitStep>(p, base, sSA, wg, r0, c0, lane, peer, w, ts,
                              acc, st, n, live);
         return;
       }
     }
     if (!live) {
-      drain<SJ>(p, base, smem, wg, lane, peer, w, ts, st, n);
+      drain<SJ>(p, base, wg, lane, peer, w, ts, st, n);
       return;
     }
     if constexpr (Cfg::kAlignedK) {
       if (alignedK(p)) {
-        mainloopAligned<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
+        mainloopAligned<SJ>(p, base, sSA, wg, r0, c0, lane, peer, w, ts,
                             acc, st, n);
         return;
       }
     }
     if (Cfg::kPipeline)
-      mainloopPipelined<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
+      mainloopPipelined<SJ>(p, base, sSA, wg, r0, c0, lane, peer, w, ts,
                             acc[0], st);
     else
-      mainloopSimple<SJ>(p, base, smem, sSA, wg, r0, c0, lane, peer, w, ts,
+      mainloopSimple<SJ>(p, base, sSA, wg, r0, c0, lane, peer, w, ts,
                          acc, st);
   }
 };

@@ -190,6 +190,27 @@ __device__ __forceinline__ void bulkWait0() {
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 
+// Shared-memory loads and stores at 32-bit shared-window addresses. C++
+// pointers into shared memory are 64-bit generic pointers under NVRTC (its
+// PTX addresses ld.shared/st.shared with 64-bit registers, where nvcc's uses
+// 32-bit ones), which costs registers and 64-bit address arithmetic in the
+// K loops. Volatile keeps them in order with the barrier waits around them.
+__device__ __forceinline__ float ldsF32(u32 addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ float2 ldsF32x2(u32 addr) {
+  float2 v;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"
+               : "=f"(v.x), "=f"(v.y)
+               : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ void stsF32(u32 addr, float v) {
+  asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
+}
+
 // Generic-proxy writes to shared memory (st.shared) that the async proxy
 // (TMA store) reads next must be fenced by each writing thread.
 __device__ __forceinline__ void fenceProxyAsyncShared() {
