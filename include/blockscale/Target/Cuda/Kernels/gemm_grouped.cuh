@@ -191,7 +191,6 @@ template <class Cfg> struct GroupedGemmSm90 {
     extern __shared__ __align__(1024) unsigned char smemRaw[];
     const u32 rawAddr = smemAddr(smemRaw);
     const u32 base = (rawAddr + 1023u) & ~1023u;
-    unsigned char *smem = smemRaw + (base - rawAddr);
 
     const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
     const int tid = threadIdx.x % 128;
@@ -222,7 +221,7 @@ template <class Cfg> struct GroupedGemmSm90 {
         produce(sched, p, base, tA, tB, tid, rank);
     } else {
       setMaxNRegInc<Cfg::kConsumerRegs>();
-      consume(sched, p, base, smem, wg, tid, rank, tC);
+      consume(sched, p, base, wg, tid, rank, tC);
     }
     if (CLUSTER > 1) {
       // No CTA may exit while its peer can still arrive on its barriers or
@@ -359,14 +358,13 @@ template <class Cfg> struct GroupedGemmSm90 {
   }
 
   __device__ static void consume(Scheduler s, const GroupedGemmParams &p,
-                                 u32 base, unsigned char *smem, int wg, int tid,
-                                 int rank, const TmaDesc &tC) {
+                                 u32 base, int wg, int tid, int rank,
+                                 const TmaDesc &tC) {
     const int warp = tid / 32, lane = tid % 32;
     const int r0 = warp * 16 + lane / 4;
     const int c0 = 2 * (lane % 4);
     const int nBlocksB = (p.gemm.n + 127) / 128;
     const u32 cBase = Epilogue::slabBase(base, wg);
-    const u32 sSA = base + Cfg::kOffSA;
     const u32 peer =
         CLUSTER > 1 ? mapaShared(Mainloop::ring(base).empty(0), rank ^ 1) : 0;
 
@@ -394,7 +392,7 @@ template <class Cfg> struct GroupedGemmSm90 {
 
       // A warpgroup whose first row is past the group's rows computes
       // nothing (in every wave: a later wave's rows are further on).
-      Mainloop::run(p.gemm, base, sSA, wg, r0, c0, lane, peer, w, ts,
+      Mainloop::run(p.gemm, base, wg, r0, c0, lane, peer, w, ts,
                     acc, st, n, w.m0 + wg * 64 < w.mEnd);
       if (w.m0 + BM <= w.mEnd)
         Epilogue::store(cBase, wg, tid, r0, c0, w.m0, n0, acc, tC);

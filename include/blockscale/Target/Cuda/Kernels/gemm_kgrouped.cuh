@@ -109,7 +109,6 @@ template <class Cfg> struct KGroupedGemmSm90 {
     extern __shared__ __align__(1024) unsigned char smemRaw[];
     const u32 rawAddr = smemAddr(smemRaw);
     const u32 base = (rawAddr + 1023u) & ~1023u;
-    unsigned char *smem = smemRaw + (base - rawAddr);
 
     const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
     const int tid = threadIdx.x % 128;
@@ -135,7 +134,7 @@ template <class Cfg> struct KGroupedGemmSm90 {
         Mainloop::produce(sched, p.gemm, base, 0, tA, tB, tSA, tSB);
     } else {
       setMaxNRegInc<Cfg::kConsumerRegs>();
-      consume(sched, p, base, smem, wg, tid, tC);
+      consume(sched, p, base, wg, tid, tC);
     }
   }
 
@@ -178,13 +177,12 @@ template <class Cfg> struct KGroupedGemmSm90 {
   }
 
   __device__ static void consume(Scheduler s, const KGroupedGemmParams &p,
-                                 u32 base, unsigned char *smem, int wg, int tid,
+                                 u32 base, int wg, int tid,
                                  const TmaDesc &tC) {
     const int warp = tid / 32, lane = tid % 32;
     const int r0 = warp * 16 + lane / 4;
     const int c0 = 2 * (lane % 4);
     const u32 cBase = Epilogue::slabBase(base, wg);
-    const u32 sSA = base + Cfg::kOffSA;
     // The weight-gradient K loop reads its B scales from shared memory.
     const typename Mainloop::TileScales ts{nullptr, nullptr,
                                            Mainloop::kSplitAll};
@@ -201,7 +199,7 @@ template <class Cfg> struct KGroupedGemmSm90 {
           acc[v][i] = 0.f;
       // (The producer loads nothing for a group without tokens either.)
       if (w.kb1 > w.kb0)
-        Mainloop::run(p.gemm, base, sSA, wg, r0, c0, lane, 0u, w, ts, acc,
+        Mainloop::run(p.gemm, base, wg, r0, c0, lane, 0u, w, ts, acc,
                       st);
       const long long rowBase = static_cast<long long>(w.group) * p.gemm.m;
       if (m0 + BM <= p.gemm.m)

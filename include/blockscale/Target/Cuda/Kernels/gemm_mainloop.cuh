@@ -216,9 +216,9 @@ template <class Cfg> struct GemmMainloop {
   }
 
   __device__ __forceinline__ static BlockScales
-  loadScales(const GemmParams &p, u32 sSA, int stage, int wg, int r0, int kb,
+  loadScales(const GemmParams &p, u32 base, int stage, int wg, int r0, int kb,
              const TileScales &ts) {
-    const u32 sa = sSA + 4 * (stage * BM + wg * 64 + r0);
+    const u32 sa = base + kOffSA + 4 * (stage * BM + wg * 64 + r0);
     const float sa0 = ldsF32(sa), sa1 = ldsF32(sa + 32);
     if (WGRAD)
       return blockScales(sa0, sa1, 0.f, 0.f);
@@ -325,7 +325,7 @@ template <class Cfg> struct GemmMainloop {
   // the wgmmas.
   template <int SJ>
   __device__ __forceinline__ static void
-  mainloopSimple(const GemmParams &p, u32 base, u32 sSA, int wg, int r0,
+  mainloopSimple(const GemmParams &p, u32 base, int wg, int r0,
                  int c0, int lane, u32 peer,
                  const WorkUnit &w, const TileScales &ts,
                  float (&acc)[kWaves][kAcc], Pipe &st) {
@@ -350,7 +350,7 @@ template <class Cfg> struct GemmMainloop {
                           kk > 0 || accumulate);
       wgmmaCommit();
     };
-    const u32 sa0 = sSA + 4 * (wg * 64 + r0);
+    const u32 sa0 = base + kOffSA + 4 * (wg * 64 + r0);
     const long long sbStep = p.sbStrideK;
     const float *sbLo = ts.sb0 + static_cast<long long>(w.kb0) * sbStep;
     const float *sbHi = ts.sb1 + static_cast<long long>(w.kb0) * sbStep;
@@ -465,7 +465,7 @@ template <class Cfg> struct GemmMainloop {
   }
   template <int SJ>
   __device__ __forceinline__ static void
-  mainloopAligned(const GemmParams &p, u32 base, u32 sSA, int wg, int r0,
+  mainloopAligned(const GemmParams &p, u32 base, int wg, int r0,
                   int c0, int lane, u32 peer,
                   const WorkUnit &w, const TileScales &ts,
                   float (&acc)[kWaves][kAcc], Pipe &st, int n) {
@@ -493,7 +493,7 @@ template <class Cfg> struct GemmMainloop {
       asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo), "r"(dHi));
       return d;
     };
-    const u32 sa0 = sSA + 4 * (wg * 64 + r0);
+    const u32 sa0 = base + kOffSA + 4 * (wg * 64 + r0);
     u32 sbRound = stash; // this round's first K-block
     // K-block at stage i (a constant once the round is unrolled).
     auto block = [&](const int i) {
@@ -550,14 +550,14 @@ template <class Cfg> struct GemmMainloop {
   // that the tensor cores never wait for a promotion.
   template <int SJ>
   __device__ __forceinline__ static void
-  pipeStep(const GemmParams &p, u32 base, u32 sSA, int wg, int r0, int c0,
+  pipeStep(const GemmParams &p, u32 base, int wg, int r0, int c0,
            int lane, u32 peer,
            const TileScales &ts, float (&acc)[kAcc], float (&tc)[kAcc],
            float (&tn)[kAcc], int kb, int &curStage, BlockScales &cur,
            Pipe &st) {
     ring(base).waitFull(st);
     issue(base, st.index, wg, 0, tn);
-    const BlockScales next = loadScales(p, sSA, st.index, wg, r0, kb, ts);
+    const BlockScales next = loadScales(p, base, st.index, wg, r0, kb, ts);
     wgmmaWait<1>(); // all but the group just issued
     retire<SJ>(base, lane, peer, c0, acc, tc, curStage, cur);
     curStage = st.index;
@@ -570,24 +570,24 @@ template <class Cfg> struct GemmMainloop {
   // the odd one out peeled off at the end.
   template <int SJ>
   __device__ __forceinline__ static void
-  mainloopPipelined(const GemmParams &p, u32 base, u32 sSA, int wg, int r0,
+  mainloopPipelined(const GemmParams &p, u32 base, int wg, int r0,
                     int c0, int lane, u32 peer, const WorkUnit &w, const TileScales &ts,
                     float (&acc)[kAcc], Pipe &st) {
     float t0[kAcc], t1[kAcc];
     ring(base).waitFull(st);
     issue(base, st.index, wg, 0, t0);
-    BlockScales cur = loadScales(p, sSA, st.index, wg, r0, w.kb0, ts);
+    BlockScales cur = loadScales(p, base, st.index, wg, r0, w.kb0, ts);
     int curStage = st.index;
     st.advance();
     int kb = w.kb0 + 1;
     for (; kb + 1 < w.kb1; kb += 2) {
-      pipeStep<SJ>(p, base, sSA, wg, r0, c0, lane, peer, ts, acc, t0, t1,
+      pipeStep<SJ>(p, base, wg, r0, c0, lane, peer, ts, acc, t0, t1,
                    kb, curStage, cur, st);
-      pipeStep<SJ>(p, base, sSA, wg, r0, c0, lane, peer, ts, acc, t1, t0,
+      pipeStep<SJ>(p, base, wg, r0, c0, lane, peer, ts, acc, t1, t0,
                    kb + 1, curStage, cur, st);
     }
     if (kb < w.kb1) {
-      pipeStep<SJ>(p, base, sSA, wg, r0, c0, lane, peer, ts, acc, t0, t1,
+      pipeStep<SJ>(p, base, wg, r0, c0, lane, peer, ts, acc, t0, t1,
                    kb, curStage, cur, st);
       wgmmaWait<0>();
       retire<SJ>(base, lane, peer, c0, acc, t1, curStage, cur);
@@ -602,13 +602,13 @@ template <class Cfg> struct GemmMainloop {
   // none).
   template <int SJ = (WGRAD ? kSplitAll : kSplitStep)>
   __device__ __forceinline__ static void
-  run(const GemmParams &p, u32 base, u32 sSA, int wg, int r0, int c0,
+  run(const GemmParams &p, u32 base, int wg, int r0, int c0,
       int lane, u32 peer,
       const WorkUnit &w, const TileScales &ts, float (&acc)[kWaves][kAcc],
       Pipe &st, int n = 0, bool live = true) {
     if constexpr (SJ < kSplitMax) {
       if (ts.splitJ != SJ) {
-        run<SJ + kSplitStep>(p, base, sSA, wg, r0, c0, lane, peer, w, ts,
+        run<SJ + kSplitStep>(p, base, wg, r0, c0, lane, peer, w, ts,
                              acc, st, n, live);
         return;
       }
@@ -619,16 +619,16 @@ template <class Cfg> struct GemmMainloop {
     }
     if constexpr (Cfg::kAlignedK) {
       if (alignedK(p)) {
-        mainloopAligned<SJ>(p, base, sSA, wg, r0, c0, lane, peer, w, ts,
+        mainloopAligned<SJ>(p, base, wg, r0, c0, lane, peer, w, ts,
                             acc, st, n);
         return;
       }
     }
     if (Cfg::kPipeline)
-      mainloopPipelined<SJ>(p, base, sSA, wg, r0, c0, lane, peer, w, ts,
+      mainloopPipelined<SJ>(p, base, wg, r0, c0, lane, peer, w, ts,
                             acc[0], st);
     else
-      mainloopSimple<SJ>(p, base, sSA, wg, r0, c0, lane, peer, w, ts,
+      mainloopSimple<SJ>(p, base, wg, r0, c0, lane, peer, w, ts,
                          acc, st);
   }
 };

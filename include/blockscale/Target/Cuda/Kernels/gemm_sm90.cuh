@@ -150,7 +150,6 @@ struct GemmSm90 {
     const int c0 = 2 * (lane % 4);
     const int nBlocksB = (p.n + 127) / 128;
     const u32 cBase = Epilogue::slabBase(base, wg);
-    const u32 sSA = base + Cfg::kOffSA;
     const u32 peer =
         CLUSTER > 1 ? mapaShared(Mainloop::ring(base).empty(0), rank ^ 1) : 0;
 
@@ -180,7 +179,7 @@ struct GemmSm90 {
         BS_TIMELINE(wg == 0 && tid == 0, FirstData);
       }
 #endif
-      Mainloop::run(p, base, sSA, wg, r0, c0, lane, peer, w, ts, acc,
+      Mainloop::run(p, base, wg, r0, c0, lane, peer, w, ts, acc,
                     st, n);
       BS_TIMELINE(wg == 0 && tid == 0, LoopEnd);
 
