@@ -378,12 +378,10 @@ def grouped_desc(grouping="contiguous", groups=0, n=0, k=0, m_max=0, a_type="e4m
                  num_sms=0, debug="", m=0, accumulate=False, L=None):
     """A bs_grouped_gemm_desc_t initialized by library `L` (default: lib()).
     grouping 'k' is the k-grouped weight gradient (m: rows of each group's C)."""
-    if grouping not in GROUPINGS:
-        raise ValueError(f"expected grouping 'contiguous', 'masked' or 'k' but got "
-                         f"{grouping!r}")
+    grouping = _pick(GROUPINGS, "grouping", grouping)
     d = GroupedGemmDesc()
     (L or lib()).bs_grouped_gemm_desc_init(ctypes.byref(d))
-    d.grouping, d.groups, d.n, d.k, d.m_max = GROUPINGS[grouping], groups, n, k, m_max
+    d.grouping, d.groups, d.n, d.k, d.m_max = grouping, groups, n, k, m_max
     d.a_type, d.b_type = _pick(FP8, "a_type", a_type), _pick(FP8, "b_type", b_type)
     d.out_dtype = _pick(DTYPES, "out_dtype", out_dtype)
     d.m_per_group_hint, d.num_sms = m_per_group_hint, num_sms
