@@ -49,7 +49,8 @@
 #             GEMM targets and casts, two rounds; takes the rest of the line
 #   multigpu  sharded programs (--simulate, NCCL where enough GPUs) and the toy parity runs
 #   all       smoke sweep casts python bench (longer than one 10-minute device call)
-# LINEAR_ARGS / QBENCH_ARGS: more arguments for bench_linear.py / bench_quant.py,
+# BENCH_ARGS / LINEAR_ARGS / QBENCH_ARGS: more arguments for bench_gemm.py /
+# bench_linear.py / bench_quant.py (e.g. BENCH_ARGS="--shapes targets"),
 # e.g. LINEAR_ARGS="--shapes 8192x2048x2048" for a quick look; PYTEST_ARGS: what
 # the python verb runs instead of test/gpu (e.g. one file, or -k EXPR test/gpu);
 # BLOCKSCALE_GEN: the blockscale-gen that smoke, sweep and casts run (default
@@ -235,7 +236,7 @@ v_kbench() {
 
 v_bench() {
   setup_deepgemm
-  run 560 python3 bench/bench_gemm.py --json "$OUT/bench_gemm.json"
+  run 560 python3 bench/bench_gemm.py --json "$OUT/bench_gemm.json" ${BENCH_ARGS:-}
   run 300 python3 bench/bench_quant.py --no-torchao --json "$OUT/bench_quant.json"
 }
 
