@@ -194,17 +194,19 @@ __device__ __forceinline__ void bulkWait0() {
 // pointers into shared memory are 64-bit generic pointers under NVRTC (its
 // PTX addresses ld.shared/st.shared with 64-bit registers, where nvcc's uses
 // 32-bit ones), which costs registers and 64-bit address arithmetic in the
-// K loops. Volatile keeps them in order with the barrier waits around them.
+// K loops. Volatile and the memory clobber keep them in order with the
+// barrier waits around them and with any C++ access to the same bytes.
 __device__ __forceinline__ float ldsF32(u32 addr) {
   float v;
-  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr));
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
   return v;
 }
 __device__ __forceinline__ float2 ldsF32x2(u32 addr) {
   float2 v;
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];"
                : "=f"(v.x), "=f"(v.y)
-               : "r"(addr));
+               : "r"(addr)
+               : "memory");
   return v;
 }
 __device__ __forceinline__ void stsF32(u32 addr, float v) {
