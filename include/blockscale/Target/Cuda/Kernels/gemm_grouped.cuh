@@ -392,8 +392,8 @@ template <class Cfg> struct GroupedGemmSm90 {
 
       // A warpgroup whose first row is past the group's rows computes
       // nothing (in every wave: a later wave's rows are further on).
-      Mainloop::run(p.gemm, base, wg, r0, c0, lane, peer, w, ts,
-                    acc, st, n, w.m0 + wg * 64 < w.mEnd);
+      Mainloop::run(p.gemm, base, wg, r0, c0, lane, peer, w, ts, acc, st, n,
+                    w.m0 + wg * 64 < w.mEnd);
       if (w.m0 + BM <= w.mEnd)
         Epilogue::store(cBase, wg, tid, r0, c0, w.m0, n0, acc, tC);
       else

@@ -177,8 +177,7 @@ template <class Cfg> struct KGroupedGemmSm90 {
   }
 
   __device__ static void consume(Scheduler s, const KGroupedGemmParams &p,
-                                 u32 base, int wg, int tid,
-                                 const TmaDesc &tC) {
+                                 u32 base, int wg, int tid, const TmaDesc &tC) {
     const int warp = tid / 32, lane = tid % 32;
     const int r0 = warp * 16 + lane / 4;
     const int c0 = 2 * (lane % 4);
@@ -199,8 +198,7 @@ template <class Cfg> struct KGroupedGemmSm90 {
           acc[v][i] = 0.f;
       // (The producer loads nothing for a group without tokens either.)
       if (w.kb1 > w.kb0)
-        Mainloop::run(p.gemm, base, wg, r0, c0, lane, 0u, w, ts, acc,
-                      st);
+        Mainloop::run(p.gemm, base, wg, r0, c0, lane, 0u, w, ts, acc, st);
       const long long rowBase = static_cast<long long>(w.group) * p.gemm.m;
       if (m0 + BM <= p.gemm.m)
         Epilogue::store(cBase, wg, tid, r0, c0, static_cast<int>(rowBase) + m0,

@@ -252,8 +252,8 @@ template <class Cfg> struct GemmMainloop {
   // group on the promotion's critical path).
   template <int SJ>
   __device__ __forceinline__ static void
-  promote(float (&acc)[kAcc], float (&t)[kAcc], const BlockScales &s,
-          u32 base, int stage, int c0) {
+  promote(float (&acc)[kAcc], float (&t)[kAcc], const BlockScales &s, u32 base,
+          int stage, int c0) {
     if constexpr (!WGRAD) {
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
@@ -280,9 +280,8 @@ template <class Cfg> struct GemmMainloop {
   // Promotes a K-block whose wgmmas have completed and frees its stage.
   template <int SJ>
   __device__ __forceinline__ static void
-  retire(u32 base, int lane, u32 peer, int c0,
-         float (&acc)[kAcc], float (&t)[kAcc], int stage,
-         const BlockScales &s) {
+  retire(u32 base, int lane, u32 peer, int c0, float (&acc)[kAcc],
+         float (&t)[kAcc], int stage, const BlockScales &s) {
 #pragma unroll
     for (int i = 0; i < kAcc; ++i)
       fenceOperand(t[i]);
@@ -325,9 +324,8 @@ template <class Cfg> struct GemmMainloop {
   // the wgmmas.
   template <int SJ>
   __device__ __forceinline__ static void
-  mainloopSimple(const GemmParams &p, u32 base, int wg, int r0,
-                 int c0, int lane, u32 peer,
-                 const WorkUnit &w, const TileScales &ts,
+  mainloopSimple(const GemmParams &p, u32 base, int wg, int r0, int c0,
+                 int lane, u32 peer, const WorkUnit &w, const TileScales &ts,
                  float (&acc)[kWaves][kAcc], Pipe &st) {
     const Ring r = ring(base);
     const bool turns = takeTurns(p);
@@ -410,10 +408,8 @@ template <class Cfg> struct GemmMainloop {
   // unit, then the meeting on kStashBar; returns the unit's buffer (its
   // shared address).
   template <int SJ>
-  __device__ __forceinline__ static u32 fillStash(const GemmParams &p,
-                                                  u32 base,
-                                                  const TileScales &ts,
-                                                  int n) {
+  __device__ __forceinline__ static u32 fillStash(const GemmParams &p, u32 base,
+                                                  const TileScales &ts, int n) {
     const u32 stash = base + Cfg::kOffSB + 4 * (n & 1) * Cfg::kSbStash;
     const long long step = p.sbStrideK;
     for (int i = threadIdx.x; i < Cfg::KBLOCKS; i += kConsumers * 128) {
@@ -465,9 +461,8 @@ template <class Cfg> struct GemmMainloop {
   }
   template <int SJ>
   __device__ __forceinline__ static void
-  mainloopAligned(const GemmParams &p, u32 base, int wg, int r0,
-                  int c0, int lane, u32 peer,
-                  const WorkUnit &w, const TileScales &ts,
+  mainloopAligned(const GemmParams &p, u32 base, int wg, int r0, int c0,
+                  int lane, u32 peer, const WorkUnit &w, const TileScales &ts,
                   float (&acc)[kWaves][kAcc], Pipe &st, int n) {
     const Ring r = ring(base);
     // Stage releases: with pairs, lane 0 arrives on this CTA's barrier and
@@ -550,11 +545,10 @@ template <class Cfg> struct GemmMainloop {
   // that the tensor cores never wait for a promotion.
   template <int SJ>
   __device__ __forceinline__ static void
-  pipeStep(const GemmParams &p, u32 base, int wg, int r0, int c0,
-           int lane, u32 peer,
-           const TileScales &ts, float (&acc)[kAcc], float (&tc)[kAcc],
-           float (&tn)[kAcc], int kb, int &curStage, BlockScales &cur,
-           Pipe &st) {
+  pipeStep(const GemmParams &p, u32 base, int wg, int r0, int c0, int lane,
+           u32 peer, const TileScales &ts, float (&acc)[kAcc],
+           float (&tc)[kAcc], float (&tn)[kAcc], int kb, int &curStage,
+           BlockScales &cur, Pipe &st) {
     ring(base).waitFull(st);
     issue(base, st.index, wg, 0, tn);
     const BlockScales next = loadScales(p, base, st.index, wg, r0, kb, ts);
@@ -570,8 +564,8 @@ template <class Cfg> struct GemmMainloop {
   // the odd one out peeled off at the end.
   template <int SJ>
   __device__ __forceinline__ static void
-  mainloopPipelined(const GemmParams &p, u32 base, int wg, int r0,
-                    int c0, int lane, u32 peer, const WorkUnit &w, const TileScales &ts,
+  mainloopPipelined(const GemmParams &p, u32 base, int wg, int r0, int c0,
+                    int lane, u32 peer, const WorkUnit &w, const TileScales &ts,
                     float (&acc)[kAcc], Pipe &st) {
     float t0[kAcc], t1[kAcc];
     ring(base).waitFull(st);
@@ -581,14 +575,14 @@ template <class Cfg> struct GemmMainloop {
     st.advance();
     int kb = w.kb0 + 1;
     for (; kb + 1 < w.kb1; kb += 2) {
-      pipeStep<SJ>(p, base, wg, r0, c0, lane, peer, ts, acc, t0, t1,
-                   kb, curStage, cur, st);
-      pipeStep<SJ>(p, base, wg, r0, c0, lane, peer, ts, acc, t1, t0,
-                   kb + 1, curStage, cur, st);
+      pipeStep<SJ>(p, base, wg, r0, c0, lane, peer, ts, acc, t0, t1, kb,
+                   curStage, cur, st);
+      pipeStep<SJ>(p, base, wg, r0, c0, lane, peer, ts, acc, t1, t0, kb + 1,
+                   curStage, cur, st);
     }
     if (kb < w.kb1) {
-      pipeStep<SJ>(p, base, wg, r0, c0, lane, peer, ts, acc, t0, t1,
-                   kb, curStage, cur, st);
+      pipeStep<SJ>(p, base, wg, r0, c0, lane, peer, ts, acc, t0, t1, kb,
+                   curStage, cur, st);
       wgmmaWait<0>();
       retire<SJ>(base, lane, peer, c0, acc, t1, curStage, cur);
     } else {
@@ -602,14 +596,13 @@ template <class Cfg> struct GemmMainloop {
   // none).
   template <int SJ = (WGRAD ? kSplitAll : kSplitStep)>
   __device__ __forceinline__ static void
-  run(const GemmParams &p, u32 base, int wg, int r0, int c0,
-      int lane, u32 peer,
+  run(const GemmParams &p, u32 base, int wg, int r0, int c0, int lane, u32 peer,
       const WorkUnit &w, const TileScales &ts, float (&acc)[kWaves][kAcc],
       Pipe &st, int n = 0, bool live = true) {
     if constexpr (SJ < kSplitMax) {
       if (ts.splitJ != SJ) {
-        run<SJ + kSplitStep>(p, base, wg, r0, c0, lane, peer, w, ts,
-                             acc, st, n, live);
+        run<SJ + kSplitStep>(p, base, wg, r0, c0, lane, peer, w, ts, acc, st, n,
+                             live);
         return;
       }
     }
@@ -619,17 +612,14 @@ template <class Cfg> struct GemmMainloop {
     }
     if constexpr (Cfg::kAlignedK) {
       if (alignedK(p)) {
-        mainloopAligned<SJ>(p, base, wg, r0, c0, lane, peer, w, ts,
-                            acc, st, n);
+        mainloopAligned<SJ>(p, base, wg, r0, c0, lane, peer, w, ts, acc, st, n);
         return;
       }
     }
     if (Cfg::kPipeline)
-      mainloopPipelined<SJ>(p, base, wg, r0, c0, lane, peer, w, ts,
-                            acc[0], st);
+      mainloopPipelined<SJ>(p, base, wg, r0, c0, lane, peer, w, ts, acc[0], st);
     else
-      mainloopSimple<SJ>(p, base, wg, r0, c0, lane, peer, w, ts,
-                         acc, st);
+      mainloopSimple<SJ>(p, base, wg, r0, c0, lane, peer, w, ts, acc, st);
   }
 };
 

@@ -179,8 +179,7 @@ struct GemmSm90 {
         BS_TIMELINE(wg == 0 && tid == 0, FirstData);
       }
 #endif
-      Mainloop::run(p, base, wg, r0, c0, lane, peer, w, ts, acc,
-                    st, n);
+      Mainloop::run(p, base, wg, r0, c0, lane, peer, w, ts, acc, st, n);
       BS_TIMELINE(wg == 0 && tid == 0, LoopEnd);
 
       if (KSPLIT > 1) {
