@@ -50,8 +50,8 @@
 #   multigpu  sharded programs (--simulate, NCCL where enough GPUs) and the toy parity runs
 #   all       smoke sweep casts python bench (longer than one 10-minute device call)
 # BENCH_ARGS / LINEAR_ARGS / QBENCH_ARGS: more arguments for bench_gemm.py /
-# bench_linear.py / bench_quant.py (e.g. BENCH_ARGS="--shapes targets"),
-# e.g. LINEAR_ARGS="--shapes 8192x2048x2048" for a quick look; PYTEST_ARGS: what
+# bench_linear.py / bench_quant.py, e.g. BENCH_ARGS="--shapes targets" or
+# LINEAR_ARGS="--shapes 8192x2048x2048" for a quick look; PYTEST_ARGS: what
 # the python verb runs instead of test/gpu (e.g. one file, or -k EXPR test/gpu);
 # BLOCKSCALE_GEN: the blockscale-gen that smoke, sweep and casts run (default
 # build/bin's; e.g. .gpu/NAME/bin/blockscale-gen for a variant's sweep);
